@@ -1,0 +1,85 @@
+"""pysite-agent: an in-page agent in Python that calls only the WebMCP tools a page declared.
+
+The public API (everything in ``__all__``); the layers behind it are ``core`` (pure types and
+rules), ``tools`` (tool sources), ``models`` (model adapters), ``agent`` (the bridge: the only
+execution gateway) and ``browser`` (the element's glue, Pyodide only).
+
+Errors: :class:`SiteAgentError` (``code`` in :data:`ERROR_CODES`) for run failures; ``ValueError``
+/ ``TypeError`` for bad options at creation.
+"""
+
+from pysite_agent.agent import (
+    AgentRun,
+    ReplayResult,
+    ReplayStep,
+    SiteAgent,
+    create_site_agent,
+    recorded_decisions,
+    replay,
+)
+from pysite_agent.core.errors import ERROR_CODES, SiteAgentError
+from pysite_agent.core.events import (
+    AgentEvent,
+    AnswerEvent,
+    ConfirmRequestEvent,
+    ConfirmResultEvent,
+    DoneEvent,
+    ErrorEvent,
+    RunResult,
+    ThinkingEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from pysite_agent.core.signals import AbortController, AbortSignal
+from pysite_agent.core.types import (
+    ConfirmLine,
+    ConfirmRequest,
+    Decision,
+    ModelAdapter,
+    ModelRequest,
+    RegisteredTool,
+    Tool,
+    ToolCall,
+    ToolSource,
+)
+from pysite_agent.models import custom, demo_rules, first_available
+from pysite_agent.tools import PythonToolSource
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ERROR_CODES",
+    "AbortController",
+    "AbortSignal",
+    "AgentEvent",
+    "AgentRun",
+    "AnswerEvent",
+    "ConfirmLine",
+    "ConfirmRequest",
+    "ConfirmRequestEvent",
+    "ConfirmResultEvent",
+    "Decision",
+    "DoneEvent",
+    "ErrorEvent",
+    "ModelAdapter",
+    "ModelRequest",
+    "PythonToolSource",
+    "RegisteredTool",
+    "ReplayResult",
+    "ReplayStep",
+    "RunResult",
+    "SiteAgent",
+    "SiteAgentError",
+    "ThinkingEvent",
+    "Tool",
+    "ToolCall",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "ToolSource",
+    "create_site_agent",
+    "custom",
+    "demo_rules",
+    "first_available",
+    "recorded_decisions",
+    "replay",
+]

@@ -1,0 +1,204 @@
+"""The one place a tool call is decided and executed, shared by live runs and :func:`replay`.
+
+A call passes, in order: lookup by name (rule 1) -> argument validation (rule 1) -> the policy
+(rules 2-5) and, when needed, the visitor -> the confirmation binding (seed 004: the tool's key
+and the source's revision must be unchanged, else ``stale-tools``) -> execution with the
+per-call timeout (rule 7; waiting for the visitor does not count) -> result text, truncation
+and fencing (rule 6).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pysite_agent.core import policy
+from pysite_agent.core.fencing import fence
+from pysite_agent.core.lines import confirm_lines
+from pysite_agent.core.results import result_text, truncate
+from pysite_agent.core.signals import AbortedError, AbortSignal, any_signal
+from pysite_agent.core.trace import duration_ms, monotonic_ms
+from pysite_agent.core.types import (
+    Confirm,
+    ConfirmRequest,
+    Decision,
+    RegisteredTool,
+    ToolCall,
+    ToolSource,
+)
+from pysite_agent.core.validation import InvalidSchemaError, Problem, check_arguments
+
+Outcome = Literal["ran", "threw", "timeout", "stale-tools", "aborted"]
+InvalidCode = Literal["unknown-tool", "invalid-arguments", "invalid-schema"]
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidCall:
+    """A call that was not run because it named no tool or its arguments failed the schema."""
+
+    code: InvalidCode
+    message: str
+    problems: tuple[Problem, ...]
+    model_text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "problems": [p.to_json() for p in self.problems],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """The outcome of running (or trying to run) an allowed call."""
+
+    outcome: Outcome
+    text: str
+    is_error: bool
+    navigated: bool
+    untrusted: bool
+    duration_ms: float
+
+    def model_text(self, tool_name: str) -> str:
+        return fence(tool_name, self.text) if self.untrusted else self.text
+
+
+def find_tool(tools: Sequence[RegisteredTool], name: str) -> RegisteredTool | None:
+    for tool in tools:
+        if tool.name == name:
+            return tool
+    return None
+
+
+def check_call(
+    call: ToolCall, tools: Sequence[RegisteredTool]
+) -> tuple[RegisteredTool, dict[str, Any]] | InvalidCall:
+    """The tool and the arguments as a dict, or why the call is invalid (rule 1)."""
+    tool = find_tool(tools, call.name)
+    if tool is None:
+        names = ", ".join(t.name for t in tools) or "none"
+        message = f"There is no tool named {call.name!r} on this page."
+        return InvalidCall(
+            "unknown-tool", message, (), f"{message} Available tools: {names}. Nothing was run."
+        )
+    try:
+        check = check_arguments(tool.input_schema, call.arguments)
+    except InvalidSchemaError as exc:
+        message = f"The tool {tool.name!r} cannot be called: its {exc}"
+        return InvalidCall("invalid-schema", message, (), f"{message}. Nothing was run.")
+    if check.arguments is None or check.problems:
+        problems = check.problems
+        more = check.total_problems - len(problems)
+        message = f"The arguments for {tool.name!r} are invalid."
+        listing = json.dumps([p.to_json() for p in problems], ensure_ascii=False)
+        extra = f" ({more} more problems not shown)" if more > 0 else ""
+        return InvalidCall(
+            "invalid-arguments",
+            message,
+            problems,
+            f"{message} Nothing was run. Problems (JSON pointer path and message){extra}: "
+            f"{listing}. Correct the arguments and call the tool again.",
+        )
+    return tool, check.arguments
+
+
+async def decide(
+    call: ToolCall,
+    tool: RegisteredTool,
+    args: dict[str, Any],
+    *,
+    confirm: Confirm | None,
+    pre_approved: Collection[str],
+    after_untrusted: bool,
+    signal: AbortSignal,
+    on_request: Callable[[ConfirmRequest], Any] | None = None,
+) -> Decision:
+    """Apply the policy and, when it says so, ask the visitor (rules 2-5).
+
+    Raises:
+        AbortedError: the run was aborted while the visitor was being asked.
+    """
+    outcome = policy.evaluate(tool, pre_approved=pre_approved, after_untrusted=after_untrusted)
+    if outcome.decision is not None:
+        return outcome.decision
+    assert outcome.ask_reason is not None
+    request = ConfirmRequest(
+        call=ToolCall(call.id, call.name, args),
+        tool=tool,
+        reason=outcome.ask_reason,
+        lines=confirm_lines(args, tool.input_schema),
+        signal=signal,
+    )
+    if on_request is not None:
+        on_request(request)
+    return await signal.race(policy.ask(confirm, request))
+
+
+async def still_bound(
+    source: ToolSource, tool: RegisteredTool, revision: object, signal: AbortSignal
+) -> bool:
+    """Whether ``tool`` (same key, same content) is still listed and the revision is unchanged."""
+    current = await signal.race(source.get_tools())
+    if source.revision != revision:
+        return False
+    listed = find_tool(current, tool.name)
+    return (
+        listed is not None and listed.key == tool.key and listed.fingerprint() == tool.fingerprint()
+    )
+
+
+STALE_TEXT = (
+    "stale-tools: the page's tools changed after this call was decided, so it was not run. "
+    "Look at the current tools and ask again if it is still needed."
+)
+
+
+async def execute(
+    source: ToolSource,
+    tool: RegisteredTool,
+    args: dict[str, Any],
+    *,
+    timeout_ms: int,
+    max_result_chars: int,
+    signal: AbortSignal,
+) -> Execution:
+    """Run an allowed call with the per-call timeout; errors and timeouts become error results.
+
+    Raises:
+        AbortedError: the run was aborted while the tool ran (the tool's signal is aborted too).
+    """
+    controller = any_signal(signal)
+    started = monotonic_ms()
+    untrusted = tool.untrusted
+    try:
+        value = await signal.race(
+            asyncio.wait_for(
+                source.execute_tool(tool, args, signal=controller.signal), timeout_ms / 1000
+            )
+        )
+    except AbortedError:
+        controller.abort(signal.reason)
+        raise
+    except TimeoutError:
+        controller.abort("timeout")
+        text = f"{tool.name} did not finish within {timeout_ms} ms and was stopped."
+        return Execution("timeout", text, True, False, untrusted, duration_ms(started))
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a failing tool is a result for the model
+        detail = str(exc) or type(exc).__name__
+        text = truncate(f"{tool.name} failed: {detail}", max_result_chars)
+        return Execution("threw", text, True, False, untrusted, duration_ms(started))
+    converted = result_text(value)
+    return Execution(
+        "ran",
+        truncate(converted.text, max_result_chars),
+        converted.is_error,
+        converted.navigated,
+        untrusted,
+        duration_ms(started),
+    )

@@ -1,0 +1,540 @@
+"""The bridge: :class:`SiteAgent` and :class:`AgentRun`, the only execution gateway.
+
+Model output is an untrusted request that passes through here, never around it (seed 004).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import contextlib
+import itertools
+import json
+import sys
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
+from typing import Any
+
+from pysite_agent.agent import _gateway as gateway
+from pysite_agent.core.errors import SiteAgentError
+from pysite_agent.core.events import (
+    AgentEvent,
+    AnswerEvent,
+    ConfirmRequestEvent,
+    ConfirmResultEvent,
+    DoneEvent,
+    ErrorEvent,
+    RunResult,
+    ThinkingEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from pysite_agent.core.instructions import build_instructions
+from pysite_agent.core.signals import AbortController, AbortedError, AbortSignal, any_signal
+from pysite_agent.core.trace import TraceRecorder, duration_ms, monotonic_ms
+from pysite_agent.core.types import (
+    Confirm,
+    ModelAdapter,
+    ModelRequest,
+    RegisteredTool,
+    RunStatus,
+    ToolCall,
+    ToolSource,
+)
+from pysite_agent.core.wire import (
+    answer_message,
+    parse_reply,
+    tool_call_message,
+    tool_result_message,
+    user_message,
+)
+from pysite_agent.tools.python_source import as_tool_source
+
+IN_PYODIDE = sys.platform == "emscripten" or "pyodide" in sys.modules
+
+MAX_STEPS_RANGE = (1, 50)
+DENIED_TEXT = (
+    "The visitor denied this call, so it was not run. Do not try it again in another way; "
+    "tell the visitor it was not done."
+)
+NO_CONFIRM_TEXT = (
+    "This call needs the visitor's approval and no one can approve it here, so it was not run."
+)
+ABORTED_TEXT = "The run was stopped before this call finished; it may not have completed."
+
+
+def default_tool_source() -> ToolSource:
+    """The browser's ``document.modelContext`` in Pyodide.
+
+    Raises:
+        SiteAgentError: ``no-tools`` outside a browser.
+    """
+    if IN_PYODIDE:
+        model_context = importlib.import_module("pysite_agent.tools.model_context")
+        source: ToolSource = model_context.ModelContextSource()
+        return source
+    raise SiteAgentError(
+        "no-tools",
+        "No tools: outside a browser there is no document.modelContext; pass tools=[Tool(...)] "
+        "or a tool source.",
+    )
+
+
+def resolve_tools(tools: Any) -> ToolSource:
+    """``tools`` as a tool source (``None``: the browser's ``document.modelContext``)."""
+    if tools is None:
+        return default_tool_source()
+    return as_tool_source(tools)
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        return json.loads(json.dumps(value, default=repr))
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+class AgentRun:
+    """One run of the agent on one message.
+
+    - ``async for event in run``: every event in order (buffered: iterating late sees all).
+    - ``await run.done``: the :class:`~pysite_agent.core.events.RunResult`.
+    - ``run.abort()``: stops the model call, a pending confirmation and a running tool; nothing
+      executes afterwards (spec, rule 7).
+    """
+
+    def __init__(self, agent: SiteAgent, message: str, signal: AbortSignal | None) -> None:
+        self._agent = agent
+        self._message = message
+        self._events: list[AgentEvent] = []
+        self._changed = asyncio.Event()
+        self._controller: AbortController = any_signal(signal)
+        loop = asyncio.get_running_loop()
+        self._done: asyncio.Future[RunResult] = loop.create_future()
+        self._task = asyncio.ensure_future(self._main())
+
+    @property
+    def done(self) -> asyncio.Future[RunResult]:
+        """A future of the :class:`RunResult`; it never raises."""
+        return self._done
+
+    @property
+    def events(self) -> list[AgentEvent]:
+        """The events so far (a copy)."""
+        return list(self._events)
+
+    @property
+    def signal(self) -> AbortSignal:
+        """Aborts when the run is aborted."""
+        return self._controller.signal
+
+    def abort(self, reason: Any = None) -> None:
+        """Abort the run (idempotent; does nothing once the run is done)."""
+        if not self._done.done():
+            self._controller.abort(reason if reason is not None else "aborted")
+
+    async def __aiter__(self) -> AsyncIterator[AgentEvent]:
+        index = 0
+        while True:
+            while index < len(self._events):
+                yield self._events[index]
+                index += 1
+            if self._done.done():
+                return
+            self._changed.clear()
+            await self._changed.wait()
+
+    def _emit(self, event: AgentEvent) -> None:
+        self._events.append(event)
+        self._changed.set()
+        listener = self._agent._listener
+        if listener is not None:
+            with contextlib.suppress(Exception):  # a listener must not break the caller
+                listener(event)
+
+    async def _main(self) -> None:
+        agent = self._agent
+        trace = TraceRecorder(agent.model.name)
+        status: RunStatus = "error"
+        answer: str | None = None
+        error: SiteAgentError | None = None
+        try:
+            answer = await self._loop(trace)
+            status = "answered" if answer is not None else "max-steps"
+            if answer is None:
+                error = SiteAgentError(
+                    "max-steps", f"No answer after {agent.max_steps} model turns."
+                )
+        except AbortedError:
+            status = "aborted"
+            error = SiteAgentError("aborted", "The run was aborted.")
+        except SiteAgentError as exc:
+            status = "error"
+            error = exc
+        except asyncio.CancelledError:
+            status = "aborted"
+            error = SiteAgentError("aborted", "The run was cancelled.")
+        except Exception as exc:  # noqa: BLE001 - never lose the run on an internal fault
+            status = "error"
+            error = SiteAgentError("model-error", f"Unexpected failure: {exc!r}")
+        finally:
+            agent._close_open_call()
+        if error is not None:
+            trace.add("error", code=error.code, message=error.message)
+            self._emit(ErrorEvent(error.code, error.message))
+        trace.finish(status)
+        result = RunResult(status, answer, error, trace.to_json())
+        agent._last_trace = result.trace
+        agent._current = None
+        self._emit(DoneEvent(result))
+        self._done.set_result(result)
+
+    async def _loop(self, trace: TraceRecorder) -> str | None:
+        agent = self._agent
+        signal = self._controller.signal
+        trace.add("user", text=self._message)
+        agent._messages.append(user_message(self._message))
+        for step in range(1, agent.max_steps + 1):
+            signal.throw_if_aborted()
+            tools = list(await signal.race(agent.source.get_tools()))
+            revision = agent.source.revision
+            self._emit(ThinkingEvent(step, agent.model.name))
+            request = ModelRequest(
+                instructions=agent.instructions,
+                messages=[dict(m) for m in agent._messages],
+                tools=[t.to_definition() for t in tools],
+                signal=signal,
+            )
+            started = monotonic_ms()
+            try:
+                raw = await signal.race(agent.model.respond(request))
+            except (AbortedError, SiteAgentError, asyncio.CancelledError):
+                raise
+            except Exception as exc:
+                raise SiteAgentError("model-error", f"The model failed: {exc}") from exc
+            answered_by = getattr(agent.model, "last_model_name", None) or agent.model.name
+            trace.add(
+                "model",
+                step=step,
+                model=answered_by,
+                reply=_jsonable(raw),
+                durationMs=duration_ms(started),
+            )
+            reply = parse_reply(raw)
+            if reply["type"] == "answer":
+                text = reply["text"]
+                agent._messages.append(answer_message(text))
+                trace.add("answer", text=text)
+                self._emit(AnswerEvent(text))
+                return text
+            call = ToolCall(agent._call_id(reply.get("id")), reply["name"], reply.get("arguments"))
+            agent._messages.append(
+                tool_call_message(call.id, call.name, call.arguments, reply.get("meta"))
+            )
+            agent._open_call = call
+            self._emit(ToolCallEvent(call))
+            await self._handle_call(call, tools, revision, trace)
+            agent._open_call = None
+        return None
+
+    async def _handle_call(
+        self,
+        call: ToolCall,
+        tools: Sequence[RegisteredTool],
+        revision: object,
+        trace: TraceRecorder,
+    ) -> None:
+        agent = self._agent
+        signal = self._controller.signal
+        checked = gateway.check_call(call, tools)
+        if isinstance(checked, gateway.InvalidCall):
+            trace.add("invalid-call", call=_jsonable(call.to_json()), error=checked.to_json())
+            self._result(call, checked.model_text, checked.model_text, is_error=True)
+            return
+        tool, args = checked
+        bound_call = ToolCall(call.id, call.name, args)
+        trace.add(
+            "tool-call",
+            call=_jsonable(bound_call.to_json()),
+            tool={
+                "name": tool.name,
+                "title": tool.title or "",
+                "description": tool.description,
+                "hints": _jsonable(tool.hints),
+            },
+        )
+        decision = await gateway.decide(
+            bound_call,
+            tool,
+            args,
+            confirm=agent.confirm,
+            pre_approved=agent.pre_approved,
+            after_untrusted=agent._after_untrusted,
+            signal=signal,
+            on_request=lambda request: self._emit(ConfirmRequestEvent(request)),
+        )
+        trace.add("decision", callId=call.id, **decision.to_json())
+        self._emit(ConfirmResultEvent(bound_call, decision))
+        if not decision.allowed:
+            text = DENIED_TEXT if decision.by == "visitor" else NO_CONFIRM_TEXT
+            agent._messages.append(
+                tool_result_message(call.id, call.name, text, is_error=True, denied=True)
+            )
+            agent._open_call = None
+            return
+        if not await gateway.still_bound(agent.source, tool, revision, signal):
+            trace.add(
+                "tool-result",
+                callId=call.id,
+                name=call.name,
+                outcome="stale-tools",
+                text=gateway.STALE_TEXT,
+                isError=True,
+                untrusted=False,
+                navigated=False,
+                durationMs=0.0,
+            )
+            self._result(bound_call, gateway.STALE_TEXT, gateway.STALE_TEXT, is_error=True)
+            return
+        signal.throw_if_aborted()
+        try:
+            execution = await gateway.execute(
+                agent.source,
+                tool,
+                args,
+                timeout_ms=agent.tool_timeout_ms,
+                max_result_chars=agent.max_result_chars,
+                signal=signal,
+            )
+        except AbortedError:
+            trace.add(
+                "tool-result",
+                callId=call.id,
+                name=call.name,
+                outcome="aborted",
+                text=ABORTED_TEXT,
+                isError=True,
+                untrusted=tool.untrusted,
+                navigated=False,
+                durationMs=0.0,
+            )
+            raise
+        if execution.untrusted:
+            agent._after_untrusted = True
+        trace.add(
+            "tool-result",
+            callId=call.id,
+            name=call.name,
+            outcome=execution.outcome,
+            text=execution.text,
+            isError=execution.is_error,
+            untrusted=execution.untrusted,
+            navigated=execution.navigated,
+            durationMs=execution.duration_ms,
+        )
+        self._result(
+            bound_call,
+            execution.text,
+            execution.model_text(tool.name),
+            is_error=execution.is_error,
+            untrusted=execution.untrusted,
+            navigated=execution.navigated,
+        )
+
+    def _result(
+        self,
+        call: ToolCall,
+        text: str,
+        model_text: str,
+        *,
+        is_error: bool,
+        untrusted: bool = False,
+        navigated: bool = False,
+    ) -> None:
+        self._agent._messages.append(
+            tool_result_message(
+                call.id, call.name, model_text, is_error=is_error, untrusted=untrusted
+            )
+        )
+        self._agent._open_call = None
+        self._emit(ToolResultEvent(call, text, untrusted, is_error, navigated))
+
+
+class SiteAgent:
+    """The agent: a model, a tool source and the confirmation rules, over one conversation.
+
+    Use :func:`create_site_agent` to make one. The conversation carries over between runs;
+    :meth:`reset` clears it and the untrusted-output state (spec, rule 5).
+    """
+
+    def __init__(
+        self,
+        *,
+        model: ModelAdapter,
+        source: ToolSource,
+        confirm: Confirm | None,
+        pre_approved: Collection[str],
+        max_steps: int,
+        tool_timeout_ms: int,
+        instructions: str | None,
+        max_result_chars: int,
+    ) -> None:
+        self._model = model
+        self.source = source
+        self.confirm = confirm
+        self.pre_approved = frozenset(pre_approved)
+        self.max_steps = max_steps
+        self.tool_timeout_ms = tool_timeout_ms
+        self.max_result_chars = max_result_chars
+        self.site_instructions = instructions
+        self.instructions = build_instructions(instructions)
+        self._messages: list[dict[str, Any]] = []
+        self._after_untrusted = False
+        self._current: AgentRun | None = None
+        self._open_call: ToolCall | None = None
+        self._ids = itertools.count(1)
+        self._used_ids: set[str] = set()
+        self._last_trace: dict[str, Any] | None = None
+        self._listener: Callable[[AgentEvent], Any] | None = None
+
+    @property
+    def model(self) -> ModelAdapter:
+        return self._model
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation so far, in protocol v1's message shapes (a copy)."""
+        return [dict(m) for m in self._messages]
+
+    @property
+    def running(self) -> bool:
+        return self._current is not None
+
+    @property
+    def after_untrusted(self) -> bool:
+        """Whether untrusted output is in the conversation (every non-read-only call asks)."""
+        return self._after_untrusted
+
+    @property
+    def last_trace(self) -> dict[str, Any] | None:
+        """The trace of the latest finished run."""
+        return self._last_trace
+
+    def run(self, message: str, *, signal: AbortSignal | None = None) -> AgentRun:
+        """Start a run on ``message`` (needs a running event loop).
+
+        Raises:
+            SiteAgentError: ``busy`` while another run is in progress.
+            TypeError: ``message`` is not a string.
+        """
+        if not isinstance(message, str):
+            raise TypeError("message must be a string")
+        if self._current is not None:
+            raise SiteAgentError("busy", "A run is already in progress; wait for it or abort it.")
+        run = AgentRun(self, message, signal)
+        self._current = run
+        return run
+
+    def reset(self) -> None:
+        """Clear the conversation and the untrusted-output state (aborts a running run)."""
+        if self._current is not None:
+            self._current.abort("reset")
+        self._messages.clear()
+        self._after_untrusted = False
+        self._used_ids.clear()
+
+    async def tools(self) -> list[RegisteredTool]:
+        """The tools the agent can see now."""
+        return list(await self.source.get_tools())
+
+    def on_tools_change(self, callback: Callable[[], Any]) -> Callable[[], None]:
+        """Follow the source's tool changes; returns an unsubscribe function."""
+        return self.source.on_change(callback)
+
+    def on_event(self, callback: Callable[[AgentEvent], Any] | None) -> None:
+        """Receive every event of every run (one listener; ``None`` removes it)."""
+        self._listener = callback
+
+    def _call_id(self, proposed: str | None) -> str:
+        call_id = proposed
+        while call_id is None or call_id in self._used_ids:
+            call_id = f"call_{next(self._ids)}"
+        self._used_ids.add(call_id)
+        return call_id
+
+    def _close_open_call(self) -> None:
+        """Keep every assistant tool call followed by exactly one tool result."""
+        call = self._open_call
+        self._open_call = None
+        if call is None:
+            return
+        if self._messages and self._messages[-1].get("role") == "tool":
+            return
+        self._messages.append(tool_result_message(call.id, call.name, ABORTED_TEXT, is_error=True))
+
+
+def create_site_agent(
+    *,
+    model: ModelAdapter,
+    tools: Any = None,
+    confirm: Confirm | None = None,
+    pre_approved: Iterable[str] = (),
+    max_steps: int = 6,
+    tool_timeout_ms: int = 30_000,
+    instructions: str | None = None,
+    max_result_chars: int = 4_000,
+) -> SiteAgent:
+    """Create an agent (spec, ``createSiteAgent``).
+
+    Args:
+        model: a model adapter (``name`` and ``async respond(request)``).
+        tools: a tool source or a list of :class:`~pysite_agent.core.types.Tool`; ``None`` means
+            the browser's ``document.modelContext``.
+        confirm: ``confirm(request) -> bool`` (sync or async); only a strict ``True`` allows;
+            ``None`` denies every call that needs asking (rule 4).
+        pre_approved: tool names that skip asking, within rule 5's exceptions.
+        max_steps: model turns per message, 1 to 50.
+        tool_timeout_ms: per-call timeout in milliseconds (waiting for the visitor not counted).
+        instructions: the site's instructions, appended after the built-in rules.
+        max_result_chars: tool results are cut to this many characters (code points).
+
+    Raises:
+        ValueError: ``max_steps`` outside 1..50, a non-positive ``tool_timeout_ms`` or
+            ``max_result_chars``.
+        TypeError: ``model`` is not a model adapter, or ``tools`` is neither a source nor a list
+            of tools.
+        SiteAgentError: ``no-tools`` when ``tools`` is ``None`` outside a browser.
+    """
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int):
+        raise ValueError("max_steps must be an integer from 1 to 50")
+    if not MAX_STEPS_RANGE[0] <= max_steps <= MAX_STEPS_RANGE[1]:
+        raise ValueError(f"max_steps must be from 1 to 50, got {max_steps}")
+    if (
+        isinstance(tool_timeout_ms, bool)
+        or not isinstance(tool_timeout_ms, int | float)
+        or tool_timeout_ms <= 0
+    ):
+        raise ValueError("tool_timeout_ms must be a positive number of milliseconds")
+    if (
+        isinstance(max_result_chars, bool)
+        or not isinstance(max_result_chars, int)
+        or max_result_chars < 1
+    ):
+        raise ValueError("max_result_chars must be a positive integer")
+    if not callable(getattr(model, "respond", None)) or not isinstance(
+        getattr(model, "name", None), str
+    ):
+        raise TypeError("model must be a model adapter with a 'name' and 'respond(request)'")
+    if confirm is not None and not callable(confirm):
+        raise TypeError("confirm must be callable or None")
+    if isinstance(pre_approved, str):
+        pre_approved = [pre_approved]
+    return SiteAgent(
+        model=model,
+        source=resolve_tools(tools),
+        confirm=confirm,
+        pre_approved=frozenset(pre_approved),
+        max_steps=max_steps,
+        tool_timeout_ms=int(tool_timeout_ms),
+        instructions=instructions,
+        max_result_chars=max_result_chars,
+    )

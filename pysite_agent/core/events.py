@@ -1,0 +1,131 @@
+"""The agent's events and the run result, with their JSON forms (spec, "Events, in order").
+
+``thinking`` (step, model) -> ``tool-call`` (call) -> ``confirm-request`` (request; only when the
+visitor is asked) -> ``confirm-result`` (call, decision; for every call that reached a decision)
+-> ``tool-result`` (call, text, untrusted, isError, navigated) ... -> ``answer`` (text) or
+``error`` (code, message) -> ``done`` (result).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeAlias
+
+from pysite_agent.core.errors import SiteAgentError
+from pysite_agent.core.types import ConfirmRequest, Decision, RunStatus, ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """How a run ended. ``trace`` is the trace v1 JSON (a dict)."""
+
+    status: RunStatus
+    answer: str | None
+    error: SiteAgentError | None
+    trace: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status, "trace": self.trace}
+        if self.answer is not None:
+            out["answer"] = self.answer
+        if self.error is not None:
+            out["error"] = self.error.to_json()
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingEvent:
+    type: ClassVar[str] = "thinking"
+    step: int
+    model: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "step": self.step, "model": self.model}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEvent:
+    type: ClassVar[str] = "tool-call"
+    call: ToolCall
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "call": self.call.to_json()}
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmRequestEvent:
+    type: ClassVar[str] = "confirm-request"
+    request: ConfirmRequest
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "request": self.request.to_json()}
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmResultEvent:
+    type: ClassVar[str] = "confirm-result"
+    call: ToolCall
+    decision: Decision
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "call": self.call.to_json(), "decision": self.decision.to_json()}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultEvent:
+    type: ClassVar[str] = "tool-result"
+    call: ToolCall
+    text: str
+    untrusted: bool
+    is_error: bool
+    navigated: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "call": self.call.to_json(),
+            "text": self.text,
+            "untrusted": self.untrusted,
+            "isError": self.is_error,
+            "navigated": self.navigated,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerEvent:
+    type: ClassVar[str] = "answer"
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent:
+    type: ClassVar[str] = "error"
+    code: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class DoneEvent:
+    type: ClassVar[str] = "done"
+    result: RunResult
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "result": self.result.to_json()}
+
+
+AgentEvent: TypeAlias = (
+    ThinkingEvent
+    | ToolCallEvent
+    | ConfirmRequestEvent
+    | ConfirmResultEvent
+    | ToolResultEvent
+    | AnswerEvent
+    | ErrorEvent
+    | DoneEvent
+)

@@ -1,0 +1,280 @@
+"""Value types shared by every layer, and the two protocols the bridge drives.
+
+Python attributes are snake_case; each type's ``to_json()`` gives the spec's wire names
+(``inputSchema``, ``isError``, ...). Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+if TYPE_CHECKING:
+    from pysite_agent.core.signals import AbortSignal
+
+JSON: TypeAlias = Any
+"""A value that ``json.dumps`` accepts."""
+
+Availability = Literal["unavailable", "downloadable", "downloading", "available"]
+"""The Prompt API's ``availability()`` values (Prompt API explainer, "Testing availability")."""
+
+AskReason = Literal["not-read-only", "consequential", "after-untrusted", "annotations-unknown"]
+"""Why the visitor is asked (spec, safety rules 3 and 5)."""
+
+DecidedBy = Literal["read-only", "pre-approved", "visitor", "no-confirm"]
+"""Who decided a call (spec, ``confirm-result`` event)."""
+
+RunStatus = Literal["answered", "max-steps", "aborted", "error"]
+
+
+def canonical_json(value: Any) -> str:
+    """``json.dumps`` with sorted keys and no spaces: equal values give equal strings."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredTool:
+    """A tool as a tool source lists it (WebMCP's ``getTools()`` entry).
+
+    Attributes:
+        name: the tool's name (WebMCP: 1-128 characters of ``[A-Za-z0-9_.-]``).
+        description: what the tool does, for the model and the confirmation card.
+        title: a human title, or ``None``.
+        input_schema: the JSON Schema of the arguments object, or ``None`` (any object).
+        annotations: WebMCP's hints as given (``readOnlyHint``, ``untrustedContentHint``,
+            ``consequentialHint``, ...), or ``None`` when the source returned no annotations.
+        key: the source's identity for this registration. A tool that is unregistered and
+            registered again under the same name gets a new key, so a confirmation bound to
+            the old one is stale (seed 004, "Revisions").
+    """
+
+    name: str
+    description: str = ""
+    title: str | None = None
+    input_schema: Mapping[str, Any] | None = None
+    annotations: Mapping[str, Any] | None = None
+    key: str = ""
+
+    @property
+    def read_only(self) -> bool:
+        """``readOnlyHint`` is strictly ``True`` (spec, safety rule 2)."""
+        return self.annotations is not None and self.annotations.get("readOnlyHint") is True
+
+    @property
+    def consequential(self) -> bool:
+        """``consequentialHint`` is anything but ``False``/``None`` (rule 5, first exception)."""
+        return self.annotations is not None and self.annotations.get("consequentialHint") not in (
+            None,
+            False,
+        )
+
+    @property
+    def untrusted(self) -> bool:
+        """``untrustedContentHint`` is set to anything but ``False``/``None`` (rule 6)."""
+        return self.annotations is not None and self.annotations.get(
+            "untrustedContentHint"
+        ) not in (None, False)
+
+    @property
+    def hints(self) -> dict[str, Any] | None:
+        """The annotations as a plain dict (``None`` when the source gave none)."""
+        return None if self.annotations is None else dict(self.annotations)
+
+    def fingerprint(self) -> str:
+        """Normalized content: equal for tools a model cannot tell apart, else different."""
+        return canonical_json(
+            [self.name, self.title or "", self.description, self.input_schema, self.hints]
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """``{name, title, description, inputSchema?, annotations?}`` (WebMCP names)."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "title": self.title or "",
+            "description": self.description,
+        }
+        if self.input_schema is not None:
+            out["inputSchema"] = _plain(self.input_schema)
+        if self.annotations is not None:
+            out["annotations"] = _plain(self.annotations)
+        return out
+
+    def to_definition(self) -> dict[str, Any]:
+        """What a model sees: ``{name, description, inputSchema, title?, annotations?}``."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": _plain(self.input_schema)
+            if self.input_schema is not None
+            else {"type": "object"},
+        }
+        if self.title:
+            out["title"] = self.title
+        if self.annotations is not None:
+            out["annotations"] = _plain(self.annotations)
+        return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+ToolExecute: TypeAlias = Callable[..., Any]
+"""``execute(args)`` or ``execute(args, signal)``; sync or async; returns the tool's result."""
+
+
+@dataclass(slots=True)
+class Tool:
+    """A Python tool: a name, a description and a function (sync or async).
+
+    ``execute`` receives the validated arguments as a ``dict``; if it accepts a second
+    positional parameter, it also receives the call's :class:`AbortSignal`. Its return value is
+    turned into text as :func:`pysite_agent.core.results.result_text` says.
+
+    ``annotations`` uses WebMCP's names (``readOnlyHint``, ``untrustedContentHint``,
+    ``consequentialHint``); ``None`` means "no annotations", which makes every call ask
+    (spec, rule 5, third exception).
+    """
+
+    name: str
+    description: str
+    execute: ToolExecute
+    input_schema: Mapping[str, Any] | None = None
+    annotations: Mapping[str, Any] | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call the model asked for. ``arguments`` is whatever the model sent (maybe not a dict)."""
+
+    id: str
+    name: str
+    arguments: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmLine:
+    """One argument in plain words: ``label`` from the schema's ``title`` or the key."""
+
+    key: str
+    label: str
+    value: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"key": self.key, "label": self.label, "value": self.value}
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmRequest:
+    """What ``confirm(request)`` receives (spec, "The confirm request").
+
+    ``signal`` aborts when the run is aborted, so a UI can close its card; the bridge stops
+    waiting at once in that case and the call is not run.
+    """
+
+    call: ToolCall
+    tool: RegisteredTool
+    reason: AskReason
+    lines: tuple[ConfirmLine, ...]
+    signal: AbortSignal | None = field(default=None, compare=False, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "call": self.call.to_json(),
+            "tool": self.tool.to_json(),
+            "reason": self.reason,
+            "lines": [line.to_json() for line in self.lines],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Whether a call may run, and who decided (``reason``: why the visitor was asked)."""
+
+    allowed: bool
+    by: DecidedBy
+    reason: AskReason | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"allowed": self.allowed, "by": self.by}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        return out
+
+
+Confirm: TypeAlias = Callable[[ConfirmRequest], "bool | Awaitable[bool]"]
+"""The visitor's answer: only a strict ``True`` allows (spec, rule 3)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """What a model adapter's ``respond`` receives.
+
+    Attributes:
+        instructions: the system instructions (built-in rules, then the site's).
+        messages: the conversation in protocol v1's message shapes (see
+            ``pysite_agent/schemas/protocol-v1.schema.json``).
+        tools: tool definitions ``{name, description, inputSchema, title?}``.
+        signal: aborts when the run is aborted.
+    """
+
+    instructions: str
+    messages: Sequence[dict[str, Any]]
+    tools: Sequence[dict[str, Any]]
+    signal: AbortSignal | None = field(default=None, compare=False, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """Protocol v1's request body: ``{version: 1, instructions, messages, tools}``."""
+        return {
+            "version": 1,
+            "instructions": self.instructions,
+            "messages": list(self.messages),
+            "tools": list(self.tools),
+        }
+
+
+@runtime_checkable
+class ToolSource(Protocol):
+    """Lists and runs tools. Implemented by Python tool lists and by ``document.modelContext``.
+
+    ``revision`` changes whenever the set of tools or any tool's normalized content changes
+    (seed 004, "Revisions"); the bridge binds each decision to it.
+    """
+
+    @property
+    def revision(self) -> object: ...
+
+    async def get_tools(self) -> Sequence[RegisteredTool]: ...
+
+    async def execute_tool(
+        self, tool: RegisteredTool, args: dict[str, Any], *, signal: AbortSignal | None = None
+    ) -> Any: ...
+
+    def on_change(self, callback: Callable[[], Any]) -> Callable[[], None]: ...
+
+
+@runtime_checkable
+class ModelAdapter(Protocol):
+    """A model: ``name`` and ``respond(request) -> reply``.
+
+    The reply is ``{"type": "tool", "name", "arguments", "id"?, "meta"?}`` or
+    ``{"type": "answer", "text"}`` (protocol v1). Optional methods, found with ``getattr``:
+    ``async availability() -> Availability`` and ``async prepare(on_progress, signal)``.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    async def respond(self, request: ModelRequest) -> Any: ...
