@@ -133,7 +133,7 @@ async def decide(
         lines=confirm_lines(args, tool.input_schema),
         signal=signal,
     )
-    if on_request is not None:
+    if on_request is not None and confirm is not None:
         on_request(request)
     return await signal.race(policy.ask(confirm, request))
 

@@ -6,8 +6,8 @@ Model output is an untrusted request that passes through here, never around it (
 from __future__ import annotations
 
 import asyncio
-import importlib
 import contextlib
+import importlib
 import itertools
 import json
 import sys

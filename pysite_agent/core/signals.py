@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -64,7 +65,10 @@ class AbortSignal:
         On abort the awaitable (if it is a task or coroutine) is cancelled and
         :class:`AbortedError` is raised at once, without waiting for it to finish.
         """
-        self.throw_if_aborted()
+        if self._aborted:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()  # never started: close it so it is not reported as leaked
+            raise AbortedError(self._reason)
         task: asyncio.Future[T] = asyncio.ensure_future(awaitable)
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[None] = loop.create_future()
