@@ -32,16 +32,22 @@ ANNOTATIONS = [
     {"untrustedContentHint": True},
     {"readOnlyHint": False, "consequentialHint": "yes"},
     {"destructiveHint": True},
+    {"consequentialHint": 0, "readOnlyHint": True},
+    {"untrustedContentHint": "", "readOnlyHint": True},
 ]
 CONFIRM_ANSWERS = [True, False, 1, "true", None, 1.0, "raise"]
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": False}
+
+
+def hint_set(value: Any) -> bool:
+    return value is not None and value is not False
 
 
 def oracle_allows(
     annotations: dict[str, Any] | None, pre_approved: bool, tainted: bool, answer: Any
 ) -> bool:
     strict_yes = answer is True
-    if annotations is not None and annotations.get("consequentialHint") not in (None, False):
+    if annotations is not None and hint_set(annotations.get("consequentialHint")):
         return strict_yes
     if annotations is not None and annotations.get("readOnlyHint") is True:
         return True
@@ -170,7 +176,7 @@ def test_policy_invariants(
         if allowed and (name, n) in executed:
             expected.append((name, n))
             ann = annotations[name]
-            if ann is not None and ann.get("untrustedContentHint") not in (None, False):
+            if ann is not None and hint_set(ann.get("untrustedContentHint")):
                 tainted = True
     assert executed == expected
     # Every executed call is in the trace with an allowing decision and a result.
@@ -182,7 +188,7 @@ def test_policy_invariants(
         )
         assert any(s["kind"] == "tool-result" and s["callId"] == call_id for s in steps)
         ann = annotations[name]
-        if ann is not None and ann.get("consequentialHint") not in (None, False):
+        if ann is not None and hint_set(ann.get("consequentialHint")):
             assert asked.get(n) is True
     if state["aborted"]:
         assert result.status in ("aborted", "answered", "error", "max-steps")

@@ -241,8 +241,11 @@ def test_abort_while_confirm_pending_closes_the_request_and_runs_nothing() -> No
         closed: list[bool] = []
         late = asyncio.Event()
 
+        asked = asyncio.Event()
+
         async def confirm(request: sa.ConfirmRequest) -> bool:
             seen.append(request)
+            asked.set()
             assert request.signal is not None
             request.signal.add_listener(lambda: closed.append(True))
             await late.wait()
@@ -252,8 +255,7 @@ def test_abort_while_confirm_pending_closes_the_request_and_runs_nothing() -> No
             [tool_call("add_to_cart", {"product": "mug", "quantity": 1}), answer()], confirm=confirm
         )
         r = agent.run("x")
-        while not seen:
-            await asyncio.sleep(0.1)
+        await asyncio.wait_for(asked.wait(), 10)
         r.abort()
         result = await r.done
         late.set()
@@ -297,7 +299,7 @@ def test_abort_while_tool_runs_signals_the_tool_and_stops_waiting() -> None:
         assert after == []
         assert len(model.requests) == 1
         assert_pairs_valid(agent.messages)
-        outcome = [s for s in result.trace["steps"] if s["kind"] == "tool-result"][0]["outcome"]
+        outcome = next(s for s in result.trace["steps"] if s["kind"] == "tool-result")["outcome"]
         assert outcome == "aborted"
 
     run(main())

@@ -67,17 +67,12 @@ class RegisteredTool:
     @property
     def consequential(self) -> bool:
         """``consequentialHint`` is anything but ``False``/``None`` (rule 5, first exception)."""
-        return self.annotations is not None and self.annotations.get("consequentialHint") not in (
-            None,
-            False,
-        )
+        return self.annotations is not None and _set(self.annotations.get("consequentialHint"))
 
     @property
     def untrusted(self) -> bool:
         """``untrustedContentHint`` is set to anything but ``False``/``None`` (rule 6)."""
-        return self.annotations is not None and self.annotations.get(
-            "untrustedContentHint"
-        ) not in (None, False)
+        return self.annotations is not None and _set(self.annotations.get("untrustedContentHint"))
 
     @property
     def hints(self) -> dict[str, Any] | None:
@@ -117,6 +112,11 @@ class RegisteredTool:
         if self.annotations is not None:
             out["annotations"] = _plain(self.annotations)
         return out
+
+
+def _set(value: Any) -> bool:
+    """A hint counts as set unless it is exactly ``None`` or ``False`` (``0`` and ``""`` count)."""
+    return value is not None and value is not False
 
 
 def _plain(value: Any) -> Any:

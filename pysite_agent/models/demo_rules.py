@@ -82,7 +82,11 @@ def _norm(word: str) -> str:
 def words(text: str) -> list[str]:
     """The normalized content words of ``text`` (see the module docstring)."""
     text = _CAMEL.sub(r"\1 \2", text)
-    return [_norm(w) for w in _WORD.findall(text.replace("_", " ")) if w.lower() not in STOPWORDS]
+    return [
+        _norm(w)
+        for w in _WORD.findall(text.replace("_", " "))
+        if w.lower() not in STOPWORDS and (len(w) > 1 or w.isdigit())
+    ]
 
 
 def _numbers(text: str) -> list[float]:
@@ -217,6 +221,7 @@ class DemoRules:
                 if token.lower() not in STOPWORDS
                 and token.lower() not in NUMBER_WORDS
                 and token.lower() not in FILLERS
+                and len(token) > 1
                 and not token[0].isdigit()
                 and _norm(token) not in tool_words
                 and _norm(token) not in used
