@@ -283,3 +283,20 @@ def test_demo_rules_drives_a_full_run() -> None:
     events, result = run(ask(agent, "add two mugs to my cart"))
     assert shop.cart == {"mugs": 2}
     assert result.status == "answered" and "Added 2 x mugs" in (result.answer or "")
+
+
+@pytest.mark.parametrize(
+    ("state", "code"),
+    [
+        ("unavailable", "model-unavailable"),
+        ("downloadable", "model-download-required"),
+        ("downloading", "model-download-required"),
+    ],
+)
+def test_the_run_fails_fast_when_the_model_is_not_available(state: str, code: str) -> None:
+    calls: list[int] = []
+    adapter = sa.custom(lambda r: calls.append(1), name="m", availability=lambda: state)
+    agent = sa.create_site_agent(model=adapter, tools=[])
+    _, result = run(ask(agent, "hi"))
+    assert result.status == "error" and result.error is not None and result.error.code == code
+    assert calls == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import inspect
 import itertools
 import json
 import sys
@@ -84,6 +85,12 @@ def resolve_tools(tools: Any) -> ToolSource:
     if tools is None:
         return default_tool_source()
     return as_tool_source(tools)
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
 
 
 def _jsonable(value: Any) -> Any:
@@ -193,6 +200,7 @@ class AgentRun:
         signal = self._controller.signal
         trace.add("user", text=self._message)
         agent._messages.append(user_message(self._message))
+        await self._check_availability(signal)
         for step in range(1, agent.max_steps + 1):
             signal.throw_if_aborted()
             tools = list(await signal.race(agent.source.get_tools()))
@@ -235,6 +243,27 @@ class AgentRun:
             await self._handle_call(call, tools, revision, trace)
             agent._open_call = None
         return None
+
+    async def _check_availability(self, signal: AbortSignal) -> None:
+        """Fail fast with the right code when the model says it cannot answer on this device."""
+        probe = getattr(self._agent.model, "availability", None)
+        if probe is None:
+            return
+        try:
+            state = await signal.race(_maybe_await(probe()))
+        except (AbortedError, asyncio.CancelledError):
+            raise
+        except Exception:  # noqa: BLE001 - a failing probe: let respond() report the real error
+            return
+        if state == "unavailable":
+            raise SiteAgentError(
+                "model-unavailable", f"The model '{self._agent.model.name}' is not available here."
+            )
+        if state in ("downloadable", "downloading"):
+            raise SiteAgentError(
+                "model-download-required",
+                f"The model '{self._agent.model.name}' must be downloaded first.",
+            )
 
     async def _handle_call(
         self,
