@@ -1,0 +1,149 @@
+"""``python -m pysite_agent.server``: run the proxy under uvicorn.
+
+The provider key is read from an environment variable (``--api-key-env``, by default
+``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY`` or ``GEMINI_API_KEY``), never from an argument
+(arguments show up in process lists and shell histories). One JSON line per request goes to
+stderr (status, provider, latency, client bucket; never the key or message content).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+DEFAULT_KEY_ENV = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+}
+STORAGE_ENV = "PYSITE_AGENT_RATE_LIMIT_STORAGE"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m pysite_agent.server",
+        description="Run the pysite-agent proxy: it keeps the model provider's key and answers "
+        "the browser's proxy() adapter (protocol v1).",
+    )
+    p.add_argument("--provider", required=True, choices=sorted(DEFAULT_KEY_ENV))
+    p.add_argument("--model", required=True, help="the provider's model ID")
+    p.add_argument(
+        "--allowed-origin",
+        action="append",
+        required=True,
+        metavar="ORIGIN",
+        help="an exact origin such as https://example.com (repeat for more)",
+    )
+    p.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="environment variable holding the key (default: by provider, e.g. OPENAI_API_KEY)",
+    )
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8787)
+    p.add_argument("--path", default="/", help="where the proxy answers (default /)")
+    p.add_argument("--health-path", default="/healthz")
+    p.add_argument("--base-url", help="API root for OpenAI-compatible servers or gateways")
+    p.add_argument("--max-tokens", type=int, default=1024)
+    p.add_argument("--max-messages", type=int, default=40)
+    p.add_argument("--max-tools", type=int, default=32)
+    p.add_argument("--max-body-bytes", type=int, default=65_536)
+    p.add_argument("--rate-limit-window-ms", type=int, default=60_000)
+    p.add_argument("--rate-limit-max", type=int, default=20)
+    p.add_argument("--no-rate-limit", action="store_true", help="turn the rate limit off")
+    p.add_argument(
+        "--rate-limit-storage",
+        help=f"memory:// (default) or redis://host:6379/0; also read from ${STORAGE_ENV}",
+    )
+    p.add_argument("--instructions", help="instructions added before the browser's")
+    p.add_argument(
+        "--no-client-instructions",
+        action="store_true",
+        help="ignore the instructions the browser sends",
+    )
+    p.add_argument("--allow-header", action="append", default=[], metavar="NAME")
+    p.add_argument("--timeout-ms", type=int, default=30_000)
+    p.add_argument(
+        "--client-ip-header",
+        metavar="NAME",
+        help="read the client address from this header, set by a reverse proxy you trust "
+        "(last entry of a list such as X-Forwarded-For)",
+    )
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    return p
+
+
+def build_app(args: argparse.Namespace, environ: dict[str, str]) -> Any:
+    """The routed ASGI app for parsed ``args``; raises ``SystemExit`` with a message."""
+    from pysite_agent.server import client_ip_from_header, create_proxy_app, with_health
+
+    key_env = args.api_key_env or DEFAULT_KEY_ENV[args.provider]
+    api_key = environ.get(key_env, "")
+    if not api_key:
+        raise SystemExit(f"error: set the environment variable {key_env} to the provider's key")
+    storage = args.rate_limit_storage or environ.get(STORAGE_ENV) or "memory://"
+    rate_limit: dict[str, int] | bool = (
+        False
+        if args.no_rate_limit
+        else {"window_ms": args.rate_limit_window_ms, "max": args.rate_limit_max}
+    )
+    try:
+        app = create_proxy_app(
+            provider=args.provider,
+            model=args.model,
+            api_key=api_key,
+            allowed_origins=args.allowed_origin,
+            base_url=args.base_url,
+            max_tokens=args.max_tokens,
+            max_messages=args.max_messages,
+            max_tools=args.max_tools,
+            max_body_bytes=args.max_body_bytes,
+            rate_limit=rate_limit,
+            rate_limit_storage=storage,
+            instructions=args.instructions,
+            allow_client_instructions=not args.no_client_instructions,
+            allow_headers=args.allow_header,
+            timeout_ms=args.timeout_ms,
+            client_ip=client_ip_from_header(args.client_ip_header)
+            if args.client_ip_header
+            else None,
+        )
+        return with_health(app, path=args.path, health_path=args.health_path)
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
+def configure_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log = logging.getLogger("pysite_agent.server")
+    log.handlers[:] = [handler]
+    log.setLevel(level.upper())
+    log.propagate = False
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    app = build_app(args, dict(os.environ))
+    configure_logging(args.log_level)
+    import uvicorn
+
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        access_log=False,  # the app logs its own line, without paths or queries
+        proxy_headers=False,  # never trust X-Forwarded-For implicitly
+        server_header=False,
+        lifespan="on",
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Per-client rate limit on the ``limits`` library's moving window.
+
+The storage comes from a URI: ``memory://`` (one process) or a shared store such as
+``redis://host:6379/0`` so that several instances count together. ``redis://`` URIs use the
+``redis`` package (``pip install 'pysite-agent[server,redis]'``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from limits import RateLimitItemPerSecond
+from limits.aio.strategies import MovingWindowRateLimiter
+from limits.storage import storage_from_string
+
+from pysite_agent.server._options import RateLimit
+
+NAMESPACE = "pysite-agent"
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    retry_after_s: int = 0
+
+
+def _async_uri(uri: str) -> tuple[str, dict[str, Any]]:
+    scheme = uri.split("://", 1)[0].lower()
+    if not scheme.startswith("async+"):
+        uri = f"async+{uri}"
+        scheme = f"async+{scheme}"
+    options: dict[str, Any] = {}
+    if scheme.startswith(("async+redis", "async+rediss")):
+        options["implementation"] = "redispy"
+    return uri, options
+
+
+class Limiter:
+    def __init__(self, config: RateLimit) -> None:
+        uri, options = _async_uri(config.storage_uri)
+        try:
+            storage = storage_from_string(uri, **options)
+        except Exception as exc:  # noqa: BLE001 - any failure: the URI must not leak
+            # The URI may hold a password: name only its scheme.
+            scheme = uri.split("://", 1)[0]
+            raise ValueError(
+                f"rate_limit_storage: cannot use a {scheme!r} store ({type(exc).__name__})"
+            ) from None
+        self._strategy = MovingWindowRateLimiter(storage)
+        self._item = RateLimitItemPerSecond(config.max, config.window_s, namespace=NAMESPACE)
+        self._window_s = config.window_s
+
+    async def hit(self, bucket: str) -> Decision:
+        """Count one request for ``bucket``; raises whatever the store raises."""
+        if await self._strategy.hit(self._item, "ip", bucket):
+            return Decision(True)
+        stats = await self._strategy.get_window_stats(self._item, "ip", bucket)
+        wait = math.ceil(stats.reset_time - time.time())
+        return Decision(False, max(1, min(wait, self._window_s)))

@@ -1,0 +1,475 @@
+"""The proxy as a plain ASGI application.
+
+One endpoint, whatever its path: ``OPTIONS`` (CORS preflight) and ``POST`` (protocol v1). The
+checks run cheapest first: origin (403), method (405), rate limit (429), declared size (413),
+body read with a cap (413), JSON, protocol schema and caps (400); then one upstream call
+(502, 504) and the reply (200). Every answer but 200 and 204 carries the protocol's error body
+``{"error": {"code", "message", "upstreamStatus"?}}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Final, NoReturn
+
+import httpx
+
+from pysite_agent.core import wire
+from pysite_agent.server import _conversation, _jsonutil
+from pysite_agent.server._errors import (
+    InternalError,
+    ProxyError,
+    Redactor,
+    UpstreamError,
+    UpstreamTimeout,
+    describe,
+)
+from pysite_agent.server._options import Options
+from pysite_agent.server._ratelimit import Limiter
+from pysite_agent.server._types import Receive, Scope, Send
+from pysite_agent.server.names import NameMap
+from pysite_agent.server.providers import PROVIDERS, Prepared, Unusable
+
+logger = logging.getLogger("pysite_agent.server")
+
+MAX_UPSTREAM_BYTES: Final = 4 * 1024 * 1024
+MAX_JSON_DEPTH: Final = 64
+MAX_BUCKET_CHARS: Final = 64
+SHARED_BUCKET: Final = "shared"
+
+MESSAGES: Final[dict[str, str]] = {
+    "forbidden-origin": "This origin is not allowed to use this endpoint.",
+    "not-found": "Not found.",
+    "method-not-allowed": "Use POST.",
+    "upstream-error": "The model provider returned an error.",
+    "upstream-unreachable": "The model provider could not be reached.",
+    "upstream-timeout": "The model provider did not answer in time.",
+    "internal-error": "Internal error.",
+}
+
+Headers = list[tuple[bytes, bytes]]
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes = b""
+    headers: Headers = field(default_factory=list)
+    code: str | None = None
+
+
+@dataclass
+class Outcome:
+    """What the request's log line says."""
+
+    status: int = 0
+    code: str | None = None
+    upstream_status: int | None = None
+    bucket: str = "-"
+
+
+class ClientGone(Exception):
+    """The client disconnected before its body arrived."""
+
+
+class _Refused(Exception):
+    def __init__(self, response: Response) -> None:
+        super().__init__(response.status)
+        self.response = response
+
+
+def error_body(code: str, message: str, upstream_status: int | None = None) -> bytes:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if upstream_status is not None:
+        error["upstreamStatus"] = upstream_status
+    return _jsonutil.dumps({"error": error})
+
+
+def error_response(
+    status: int, code: str, message: str | None = None, upstream_status: int | None = None
+) -> Response:
+    body = error_body(code, message or MESSAGES[code], upstream_status)
+    return Response(status, body, [(b"content-type", b"application/json")], code)
+
+
+async def read_body(receive: Receive, cap: int) -> bytes | None:
+    """The request body, or ``None`` as soon as it passes ``cap`` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > cap:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+class ProxyApp:
+    """The ASGI application :func:`pysite_agent.server.create_proxy_app` returns."""
+
+    def __init__(self, options: Options) -> None:
+        self._options = options
+        self._provider = PROVIDERS[options.provider]
+        self._limiter = Limiter(options.rate_limit) if options.rate_limit else None
+        self._client = options.http_client
+        self._owns_client = options.http_client is None
+        self._redact = Redactor(options.api_key)
+        self._origins = {o.encode("ascii") for o in options.allowed_origins}
+        self._preflight_headers: Headers = [
+            (b"access-control-allow-methods", b"POST, OPTIONS"),
+            (b"access-control-allow-headers", ", ".join(options.allow_headers).encode("ascii")),
+            (b"access-control-max-age", b"600"),
+        ]
+
+    def __repr__(self) -> str:
+        o = self._options
+        return f"ProxyApp(provider={o.provider!r}, model={o.model!r})"
+
+    async def aclose(self) -> None:
+        """Close the HTTP client the app made itself (not one passed as ``http_client``)."""
+        if self._owns_client and self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        started = time.perf_counter()
+        outcome = Outcome()
+        try:
+            response = await self._handle(scope, receive, outcome)
+        except ClientGone:
+            outcome.status = 499
+            self._log(scope, outcome, started)
+            return
+        except Exception as exc:  # noqa: BLE001 - any bug becomes a generic 500
+            response = error_response(500, "internal-error")
+            detail, trace = describe(exc, self._redact)
+            await self._report(
+                InternalError(
+                    "unexpected error while handling a request",
+                    provider=self._options.provider,
+                    status=500,
+                    code="internal-error",
+                    detail=detail,
+                    trace=trace,
+                )
+            )
+        outcome.status = response.status
+        outcome.code = response.code
+        await self._send(send, response)
+        self._log(scope, outcome, started)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    @staticmethod
+    async def _send(send: Send, response: Response) -> None:
+        headers = [
+            *response.headers,
+            (b"content-length", str(len(response.body)).encode("ascii")),
+            (b"cache-control", b"no-store"),
+            (b"x-content-type-options", b"nosniff"),
+        ]
+        await send({"type": "http.response.start", "status": response.status, "headers": headers})
+        await send({"type": "http.response.body", "body": response.body})
+
+    def _log(self, scope: Scope, outcome: Outcome, started: float) -> None:
+        if not logger.isEnabledFor(logging.INFO):
+            return
+        record: dict[str, Any] = {
+            "event": "request",
+            "method": scope.get("method", ""),
+            "status": outcome.status,
+            "provider": self._options.provider,
+            "latency_ms": round((time.perf_counter() - started) * 1000, 2),
+            "client": outcome.bucket,
+        }
+        if outcome.code:
+            record["code"] = outcome.code
+        if outcome.upstream_status is not None:
+            record["upstream_status"] = outcome.upstream_status
+        logger.info(self._redact(json.dumps(record)), extra={"proxy": record})
+
+    async def _report(self, error: ProxyError) -> None:
+        if self._options.on_error is None:
+            logger.warning(
+                self._redact(
+                    json.dumps(
+                        {
+                            "event": "error",
+                            "kind": type(error).__name__,
+                            "status": error.status,
+                            "upstream_status": error.upstream_status,
+                            "provider": error.provider,
+                        }
+                    )
+                )
+            )
+            return
+        try:
+            result = self._options.on_error(error)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:  # noqa: BLE001 - a broken hook must not break the answer
+            logger.warning(json.dumps({"event": "on_error-failed", "type": type(exc).__name__}))
+
+    # The request, step by step.
+
+    async def _handle(self, scope: Scope, receive: Receive, outcome: Outcome) -> Response:
+        origins = [v for k, v in scope.get("headers", ()) if k == b"origin"]
+        if len(origins) != 1 or origins[0] not in self._origins:
+            response = error_response(403, "forbidden-origin")
+            response.headers.append((b"vary", b"origin"))
+            return response
+        cors: Headers = [
+            (b"access-control-allow-origin", origins[0]),
+            (b"vary", b"origin"),
+        ]
+        try:
+            response = await self._allowed(scope, receive, outcome)
+        except _Refused as refused:
+            response = refused.response
+        response.headers.extend(cors)
+        return response
+
+    async def _allowed(self, scope: Scope, receive: Receive, outcome: Outcome) -> Response:
+        method = scope.get("method", "")
+        if method == "OPTIONS":
+            return Response(204, b"", list(self._preflight_headers))
+        if method != "POST":
+            response = error_response(405, "method-not-allowed")
+            response.headers.append((b"allow", b"POST, OPTIONS"))
+            return response
+        o = self._options
+        bucket = (o.client_ip(scope) or SHARED_BUCKET)[:MAX_BUCKET_CHARS]
+        outcome.bucket = bucket
+        if self._limiter is not None:
+            decision = await self._limit(bucket)
+            if not decision.allowed:
+                response = error_response(
+                    429,
+                    "rate-limited",
+                    f"Too many requests. Try again in {decision.retry_after_s} seconds.",
+                )
+                response.headers += [
+                    (b"retry-after", str(decision.retry_after_s).encode("ascii")),
+                    (b"access-control-expose-headers", b"retry-after"),
+                ]
+                return response
+        body = await self._body(scope, receive)
+        prepared = self._prepare(body)
+        reply = await self._upstream(prepared, outcome)
+        return Response(200, _jsonutil.dumps(reply), [(b"content-type", b"application/json")])
+
+    async def _limit(self, bucket: str) -> Any:
+        assert self._limiter is not None
+        try:
+            return await self._limiter.hit(bucket)
+        except Exception as exc:  # noqa: BLE001 - fail closed on any store error
+            detail, trace = describe(exc, self._redact)
+            await self._report(
+                InternalError(
+                    "the rate-limit store failed",
+                    provider=self._options.provider,
+                    status=500,
+                    code="internal-error",
+                    detail=detail,
+                    trace=trace,
+                )
+            )
+            raise _Refused(error_response(500, "internal-error")) from None
+
+    async def _body(self, scope: Scope, receive: Receive) -> bytes:
+        cap = self._options.max_body_bytes
+        too_large = error_response(
+            413, "payload-too-large", f"The request body is larger than {cap} bytes."
+        )
+        lengths = [v for k, v in scope.get("headers", ()) if k == b"content-length"]
+        if lengths:
+            if len(lengths) > 1 or not lengths[0].isdigit() or len(lengths[0]) > 18:
+                raise _Refused(error_response(400, "bad-request", "Bad Content-Length."))
+            if int(lengths[0]) > cap:
+                raise _Refused(too_large)
+        body = await read_body(receive, cap)
+        if body is None:
+            raise _Refused(too_large)
+        return body
+
+    def _prepare(self, body: bytes) -> Prepared:
+        o = self._options
+
+        def bad(message: str) -> _Refused:
+            return _Refused(error_response(400, "bad-request", message[:500]))
+
+        try:
+            data = _jsonutil.loads(body)
+        except ValueError:
+            raise bad("The body is not JSON.") from None
+        if not _jsonutil.depth(data, MAX_JSON_DEPTH):
+            raise bad(f"The JSON is nested deeper than {MAX_JSON_DEPTH} levels.")
+        found = wire.problems("protocol-v1", data, "request")
+        if found:
+            raise bad("The request does not follow protocol v1: " + "; ".join(found[:3]))
+        if len(data["messages"]) > o.max_messages:
+            raise bad(f"Too many messages (at most {o.max_messages}).")
+        if len(data["tools"]) > o.max_tools:
+            raise bad(f"Too many tools (at most {o.max_tools}).")
+        tool_names = [t["name"] for t in data["tools"]]
+        if len(set(tool_names)) != len(tool_names):
+            raise bad("Two tools have the same name.")
+        try:
+            items = _conversation.normalize(data["messages"], with_tools=bool(tool_names))
+        except _conversation.NoUserMessage:
+            raise bad("The conversation needs a non-blank user message.") from None
+        history = [
+            i.name for i in items if isinstance(i, _conversation.Call | _conversation.Result)
+        ]
+        return Prepared(
+            model=o.model,
+            max_tokens=o.max_tokens,
+            instructions=_conversation.instructions(
+                o.instructions, data["instructions"], o.allow_client_instructions
+            ),
+            items=items,
+            tools=data["tools"],
+            names=NameMap(self._provider.name_rule, [*tool_names, *history]),
+        )
+
+    def _http_client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self._options.timeout_s),
+                limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
+                follow_redirects=False,
+            )
+        return self._client
+
+    async def _upstream(self, prepared: Prepared, outcome: Outcome) -> dict[str, Any]:
+        o = self._options
+        request = self._provider.build(prepared, o.base_url, o.api_key)
+        client = self._http_client()
+        status: int | None = None
+        retry_after: bytes | None = None
+        try:
+            async with asyncio.timeout(o.timeout_s):
+                async with client.stream(
+                    "POST",
+                    request.url,
+                    headers=request.headers,
+                    content=_jsonutil.dumps(request.body),
+                ) as upstream:
+                    status = upstream.status_code
+                    outcome.upstream_status = status
+                    value = upstream.headers.get("retry-after", "")
+                    if value.isdigit() and int(value) <= 3600:
+                        retry_after = value.encode("ascii")
+                    raw = bytearray()
+                    async for chunk in upstream.aiter_bytes():
+                        raw += chunk
+                        if len(raw) > MAX_UPSTREAM_BYTES:
+                            raise _TooLarge
+                    raw_bytes = bytes(raw)
+        except (TimeoutError, httpx.TimeoutException) as exc:
+            await self._fail(UpstreamTimeout, 504, "upstream-timeout", status, exc)
+        except _TooLarge as exc:
+            await self._fail(UpstreamError, 502, "upstream-error", status, exc)
+        except httpx.HTTPError as exc:
+            code = "upstream-error" if status is not None else "upstream-unreachable"
+            await self._fail(UpstreamError, 502, code, status, exc)
+        assert status is not None
+        if not 200 <= status < 300:
+            text = raw_bytes[:2000].decode("utf-8", "replace")
+            await self._fail(
+                UpstreamError,
+                502,
+                "upstream-error",
+                status,
+                None,
+                detail=text,
+                retry_after=retry_after,
+            )
+        try:
+            data = _jsonutil.loads(raw_bytes)
+            return self._provider.parse(data, prepared.names)
+        except ValueError as exc:
+            await self._fail(
+                UpstreamError,
+                502,
+                "upstream-error",
+                status,
+                exc,
+                message="The model provider's reply could not be read.",
+            )
+        except Unusable as exc:
+            await self._fail(
+                UpstreamError,
+                502,
+                "upstream-error",
+                status,
+                None,
+                message=str(exc),
+                detail=exc.detail,
+            )
+
+    async def _fail(
+        self,
+        kind: type[ProxyError],
+        http_status: int,
+        code: str,
+        upstream_status: int | None,
+        exc: BaseException | None,
+        *,
+        message: str | None = None,
+        detail: str = "",
+        retry_after: bytes | None = None,
+    ) -> NoReturn:
+        """Report an upstream failure to ``on_error``, then refuse the request."""
+        wire_code = "upstream-error" if code == "upstream-unreachable" else code
+        client_message = message or MESSAGES[code]
+        trace = ""
+        if exc is not None:
+            detail, trace = describe(exc, self._redact)
+        await self._report(
+            kind(
+                client_message,
+                provider=self._options.provider,
+                status=http_status,
+                code=wire_code,
+                upstream_status=upstream_status,
+                detail=self._redact(detail)[:2000],
+                trace=trace,
+            )
+        )
+        response = error_response(http_status, wire_code, client_message, upstream_status)
+        if retry_after is not None and upstream_status in (429, 503):
+            response.headers += [
+                (b"retry-after", retry_after),
+                (b"access-control-expose-headers", b"retry-after"),
+            ]
+        raise _Refused(response)
+
+
+class _TooLarge(Exception):
+    def __str__(self) -> str:
+        return f"the upstream reply is larger than {MAX_UPSTREAM_BYTES} bytes"

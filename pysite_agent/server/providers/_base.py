@@ -1,0 +1,115 @@
+"""What every provider module shares."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pysite_agent.server._conversation import Item
+from pysite_agent.server.names import NameMap, NameRule
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A checked request, ready to translate."""
+
+    model: str
+    max_tokens: int
+    instructions: str
+    items: list[Item]
+    tools: list[dict[str, Any]]
+    names: NameMap
+
+
+@dataclass(frozen=True)
+class UpstreamRequest:
+    url: str
+    headers: dict[str, str] = field(repr=False)
+    body: dict[str, Any]
+
+
+class Unusable(Exception):
+    """The provider answered 2xx, but the reply cannot be passed on.
+
+    ``str(exc)`` is a fixed, client-safe sentence; ``detail`` says more for the logs.
+    """
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
+UNREADABLE = "The model provider's reply could not be read."
+TRUNCATED_CALL = "The model stopped before finishing its tool call (output token limit)."
+NO_REPLY = "The model provider returned no usable reply."
+
+
+class Provider(Protocol):
+    name: str
+    name_rule: NameRule
+
+    def build(self, prepared: Prepared, base_url: str, api_key: str) -> UpstreamRequest: ...
+
+    def parse(self, data: Any, names: NameMap) -> dict[str, Any]: ...
+
+
+def new_call_id() -> str:
+    return f"call_{secrets.token_hex(8)}"
+
+
+def as_object(arguments: Any) -> dict[str, Any]:
+    """Tool-call arguments as the JSON object providers require in history."""
+    if isinstance(arguments, dict):
+        return arguments
+    return {"value": arguments}
+
+
+def root_object_schema(schema: Any) -> dict[str, Any]:
+    """A tool's input schema with ``"type": "object"`` at the root, as providers require."""
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        return {"type": "object", "properties": {}}
+    return {**schema, "type": "object"}
+
+
+def parse_arguments(text: Any) -> Any:
+    """Arguments as a model sent them in a JSON string.
+
+    A JSON object comes back as a dict. Anything else (empty, not JSON, not an object, deeply
+    nested, non-finite numbers) comes back as the original string, which the browser's
+    argument check refuses as an invalid call: it never crashes the proxy.
+    """
+    if not isinstance(text, str):
+        return text if isinstance(text, dict) else json.dumps(text) if text is not None else ""
+    from pysite_agent.server import _jsonutil
+
+    try:
+        value = _jsonutil.loads(text)
+    except ValueError:
+        return text
+    if isinstance(value, dict) and _jsonutil.depth(value, 64):
+        return value
+    return text
+
+
+def tool_reply(
+    name: str, arguments: Any, call_id: Any, meta: dict[str, Any] | None
+) -> dict[str, Any]:
+    if not isinstance(name, str) or not name:
+        raise Unusable(UNREADABLE, "a tool call without a name")
+    reply: dict[str, Any] = {"type": "tool", "name": name, "arguments": arguments}
+    reply["id"] = call_id if isinstance(call_id, str) and call_id else new_call_id()
+    if meta:
+        reply["meta"] = meta
+    return reply
+
+
+def answer_reply(text: str) -> dict[str, Any]:
+    return {"type": "answer", "text": text}
+
+
+def obj(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise Unusable(UNREADABLE, f"{what} is not an object")
+    return value

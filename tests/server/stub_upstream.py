@@ -1,0 +1,478 @@
+"""Real HTTP on loopback for the proxy's tests: a stub upstream and the app under uvicorn.
+
+- :class:`StubUpstream`: a threaded HTTP/1.1 server on 127.0.0.1 that records every request
+  and answers with whatever its ``responder`` returns (:class:`Reply`): any status, headers and
+  body, a delay (timeouts), a body cut short (a ``Content-Length`` larger than what is sent,
+  then the connection closes), or a connection closed without an answer.
+- :class:`AppServer`: uvicorn serving an ASGI app in a thread, on a free port of 127.0.0.1.
+- Recorded shapes of each provider's public API (``anthropic_*``, ``openai_*``, ``gemini_*``).
+- :func:`serve_tool_chooser`: the app plus a stub upstream that always chooses one tool (and
+  answers once a tool result came back), for end-to-end tests of the browser demo::
+
+      with serve_tool_chooser("add_to_cart", {"product": "mug", "quantity": 1},
+                              allowed_origins=["http://127.0.0.1:8000"]) as proxy_url:
+          ...  # <site-agent proxy-url="{proxy_url}">
+
+  The pytest fixture ``tool_chooser_proxy`` in ``conftest.py`` wraps it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import uvicorn
+
+KEY = "sk-test-KEY-7f3a9c1e5b2d4f6a8c0e"
+MODEL = "test-model-1"
+
+
+# The stub upstream.
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Any = None  # dict/list -> JSON; bytes/str as they are
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    truncate_to: int | None = None  # send only this many body bytes, then close
+    hang_up: bool = False  # close the connection without any answer
+
+    def payload(self) -> bytes:
+        if isinstance(self.body, bytes):
+            return self.body
+        if isinstance(self.body, str):
+            return self.body.encode("utf-8")
+        return json.dumps(self.body).encode("utf-8")
+
+
+Responder = Callable[[Recorded], Reply]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", "0"))
+        body = self.rfile.read(length)
+        recorded = Recorded(
+            "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
+        )
+        stub = self.server.stub
+        with stub.lock:
+            stub.requests.append(recorded)
+        reply = stub.responder(recorded)
+        if reply.delay_s:
+            # Sleep in small steps so that stopping the stub does not wait for it.
+            deadline = time.monotonic() + reply.delay_s
+            while time.monotonic() < deadline and not stub.stopping.is_set():
+                time.sleep(0.01)
+        if reply.hang_up:
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        payload = reply.payload()
+        self.send_response(reply.status)
+        headers = {"content-type": "application/json", **reply.headers}
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("content-length", str(len(payload)))
+        if reply.truncate_to is not None:
+            self.send_header("connection", "close")
+            self.end_headers()
+            self.wfile.write(payload[: reply.truncate_to])
+            self.wfile.flush()
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 256
+    stub: StubUpstream
+
+
+class StubUpstream:
+    """A stub provider API on 127.0.0.1; ``responder`` decides each answer."""
+
+    def __init__(self, responder: Responder | None = None) -> None:
+        self.responder: Responder = responder or (lambda r: Reply(500, {"error": "no responder"}))
+        self.requests: list[Recorded] = []
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.stub = self
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> StubUpstream:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
+
+    def last(self) -> Recorded:
+        with self.lock:
+            return self.requests[-1]
+
+    def __enter__(self) -> StubUpstream:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def base_url(stub: StubUpstream, provider: str) -> str:
+    return f"{stub.url}/v1beta" if provider == "gemini" else f"{stub.url}/v1"
+
+
+# uvicorn in a thread.
+
+
+class AppServer:
+    """Serves an ASGI app with uvicorn in a thread, on a free port of 127.0.0.1."""
+
+    def __init__(self, app: Any, **config: Any) -> None:
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", 0))
+        settings: dict[str, Any] = {
+            "lifespan": "on",
+            "log_level": "warning",
+            "access_log": False,
+            "proxy_headers": False,
+            "timeout_graceful_shutdown": 2,
+        }
+        settings.update(config)
+        self.server = uvicorn.Server(uvicorn.Config(app, **settings))
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        async def main() -> None:
+            self.loop = asyncio.get_running_loop()
+            await self.server.serve(sockets=[self._sock])
+
+        asyncio.run(main())
+
+    @property
+    def url(self) -> str:
+        host, port = self._sock.getsockname()[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def port(self) -> int:
+        return int(self._sock.getsockname()[1])
+
+    def start(self) -> AppServer:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.005)
+        return self
+
+    def call(self, coro: Any, timeout: float = 10) -> Any:
+        """Run a coroutine on the server's event loop and wait for it."""
+        assert self.loop is not None
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self._thread.join(10)
+        self._sock.close()
+
+    def __enter__(self) -> AppServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class Switch:
+    """An ASGI app that forwards to ``target``, so one uvicorn serves many test apps."""
+
+    def __init__(self) -> None:
+        self.target: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                else:
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        await self.target(scope, receive, send)
+
+
+# Recorded shapes of the providers' public APIs.
+
+
+def anthropic_tool(
+    name: str,
+    arguments: Any,
+    call_id: str = "toolu_01A09q90qw90lq917835lq9",
+    stop_reason: str = "tool_use",
+) -> dict[str, Any]:
+    return {
+        "id": "msg_01Aq9w938a90dw8q",
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL,
+        "content": [
+            {"type": "text", "text": "I'll do that."},
+            {"type": "tool_use", "id": call_id, "name": name, "input": arguments},
+        ],
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 472, "output_tokens": 91},
+    }
+
+
+def anthropic_text(text: str, stop_reason: str = "end_turn") -> dict[str, Any]:
+    return {
+        "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 12, "output_tokens": 6},
+    }
+
+
+def anthropic_error(kind: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def openai_tool(
+    name: str, arguments: str, call_id: str = "call_abc123", finish_reason: str = "tool_calls"
+) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-123",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": MODEL,
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": name, "arguments": arguments},
+                        }
+                    ],
+                    "refusal": None,
+                },
+                "logprobs": None,
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {"prompt_tokens": 82, "completion_tokens": 17, "total_tokens": 99},
+    }
+
+
+def openai_text(
+    text: str | None, finish_reason: str = "stop", refusal: str | None = None
+) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-456",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": MODEL,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text, "refusal": refusal},
+                "logprobs": None,
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 12, "total_tokens": 21},
+    }
+
+
+def openai_error(
+    message: str, kind: str = "invalid_request_error", code: str | None = None
+) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def gemini_tool(
+    name: str,
+    arguments: Any,
+    signature: str | None = "CiQBVKhc7w3bQ==",
+    finish_reason: str = "STOP",
+    call_id: str | None = None,
+) -> dict[str, Any]:
+    call: dict[str, Any] = {"name": name, "args": arguments}
+    if call_id is not None:
+        call["id"] = call_id
+    part: dict[str, Any] = {"functionCall": call}
+    if signature is not None:
+        part["thoughtSignature"] = signature
+    return {
+        "candidates": [
+            {
+                "content": {"parts": [part], "role": "model"},
+                "finishReason": finish_reason,
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": 50,
+            "candidatesTokenCount": 10,
+            "totalTokenCount": 60,
+        },
+        "modelVersion": MODEL,
+        "responseId": "resp-1",
+    }
+
+
+def gemini_text(text: str, finish_reason: str = "STOP") -> dict[str, Any]:
+    return {
+        "candidates": [
+            {
+                "content": {"parts": [{"text": text}], "role": "model"},
+                "finishReason": finish_reason,
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 3, "totalTokenCount": 8},
+        "modelVersion": MODEL,
+    }
+
+
+def gemini_error(code: int, status: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "status": status}}
+
+
+def tool_reply(provider: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A provider's recorded reply that calls ``name`` with ``arguments``."""
+    if provider == "anthropic":
+        return anthropic_tool(name, arguments)
+    if provider == "openai":
+        return openai_tool(name, json.dumps(arguments))
+    return gemini_tool(name, arguments)
+
+
+def text_reply(provider: str, text: str) -> dict[str, Any]:
+    if provider == "anthropic":
+        return anthropic_text(text)
+    if provider == "openai":
+        return openai_text(text)
+    return gemini_text(text)
+
+
+def error_reply(provider: str, status: int) -> dict[str, Any]:
+    if provider == "anthropic":
+        kind = {429: "rate_limit_error", 401: "authentication_error"}.get(status, "api_error")
+        return anthropic_error(kind, "upstream trouble")
+    if provider == "openai":
+        return openai_error("upstream trouble")
+    return gemini_error(status, "INTERNAL", "upstream trouble")
+
+
+def last_turn_is_tool_result(provider: str, body: dict[str, Any]) -> bool:
+    """Whether the provider request ends with a tool result (the browser ran the tool)."""
+    if provider == "anthropic":
+        content = body["messages"][-1]["content"]
+        return any(block.get("type") == "tool_result" for block in content)
+    if provider == "openai":
+        return bool(body["messages"][-1]["role"] == "tool")
+    parts = body["contents"][-1]["parts"]
+    return any("functionResponse" in part for part in parts)
+
+
+def tool_chooser(
+    provider: str, tool: str, arguments: dict[str, Any], answer: str = "Done."
+) -> Responder:
+    """A responder that calls ``tool`` until a tool result comes back, then answers.
+
+    ``tool`` must be a name the provider accepts as it is (letters, digits, ``_``, ``-``), so
+    that the proxy does not rename it.
+    """
+
+    def respond(request: Recorded) -> Reply:
+        body = request.json()
+        if last_turn_is_tool_result(provider, body):
+            return Reply(200, text_reply(provider, answer))
+        return Reply(200, tool_reply(provider, tool, arguments))
+
+    return respond
+
+
+@contextlib.contextmanager
+def serve_tool_chooser(
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    allowed_origins: list[str],
+    provider: str = "openai",
+    answer: str = "Done.",
+    **options: Any,
+) -> Iterator[str]:
+    """Start a stub upstream that always picks ``tool`` and the proxy app in front of it.
+
+    Yields the proxy's URL (``http://127.0.0.1:PORT/``). Extra keyword arguments go to
+    :func:`pysite_agent.server.create_proxy_app`.
+    """
+    from pysite_agent.server import create_proxy_app
+
+    with StubUpstream(tool_chooser(provider, tool, arguments, answer)) as stub:
+        app = create_proxy_app(
+            provider=provider,  # type: ignore[arg-type]
+            model=MODEL,
+            api_key=KEY,
+            allowed_origins=allowed_origins,
+            base_url=base_url(stub, provider),
+            **options,
+        )
+        with AppServer(app) as server:
+            yield f"{server.url}/"
