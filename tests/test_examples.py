@@ -15,7 +15,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_python_agent_example(tmp_path: Path) -> None:
     trace_file = tmp_path / "run.json"
     done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "python_agent.py"), "--trace-out", str(trace_file)],
+        [
+            sys.executable,
+            str(ROOT / "examples" / "python_agent.py"),
+            "--trace-out",
+            str(trace_file),
+        ],
         capture_output=True,
         text=True,
         timeout=60,
