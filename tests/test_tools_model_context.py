@@ -16,8 +16,8 @@ import pytest
 from aio import run
 
 import pysite_agent as sa
+from pysite_agent import ffi
 from pysite_agent.agent import _gateway as gateway
-from pysite_agent.browser import _ffi as ffi
 from pysite_agent.core.signals import AbortController, AbortedError
 from pysite_agent.core.types import ToolCall
 from pysite_agent.tools.model_context import ModelContextSource, read_input_schema

@@ -1,0 +1,272 @@
+"""``proxy(url)``: the site's own endpoint, which holds the provider key (spec, "Models").
+
+The only module that does HTTP in the browser (design, "Layers"). Each step POSTs protocol v1
+(``pysite_agent/schemas/protocol-v1.schema.json``) with the browser's ``fetch`` (or the injected
+``fetch=``, any function ``fetch(url, init) -> response`` with ``status``, ``text()`` and
+optionally ``headers.get()``)::
+
+    POST url  {"version": 1, "instructions", "messages", "tools"}
+    200       {"type": "tool", "name", "arguments", "id"?, "meta"?} | {"type": "answer", "text"}
+    4xx/5xx   {"error": {"code", "message", "upstreamStatus"?}}
+
+Both directions are validated against the published schema (:mod:`pysite_agent.core.wire`):
+a request that does not match is not sent (``model-error``); a 200 reply that does not match is
+``bad-reply``.
+
+Status codes -> :class:`~pysite_agent.core.errors.SiteAgentError` codes (consistent with the
+server in ``pysite_agent.server``):
+
+- 400 ``bad-request`` -> ``model-error``: the endpoint rejected the request.
+- 413 ``payload-too-large`` -> ``model-error``: the conversation is too long; start a new one.
+- 403 ``forbidden-origin`` -> ``model-unavailable``: configuration; the site owner adds this
+  origin to the server's allowed origins.
+- 404, 405 -> ``model-unavailable``: configuration; check ``proxy-url``.
+- 429 ``rate-limited`` -> ``model-error``: busy, try again in a moment (``Retry-After`` quoted).
+- 502 ``upstream-error``, 504 ``upstream-timeout``, any other status -> ``model-error``.
+- A network failure (``fetch`` rejects) -> ``model-error``: a transient failure like a 502, not
+  a missing model (``model-unavailable`` is kept for "no model here until configured").
+- An abort -> ``AbortedError`` when ``signal`` aborted, else ``aborted``.
+
+The error body's ``code`` and ``message`` (when it matches the schema) are quoted in the
+message.
+
+Never put a provider key in ``headers``: every visitor can read them. :func:`proxy` refuses the
+header names providers use for keys (``x-api-key``, ``x-goog-api-key``, ``api-key``) and values
+shaped like provider keys (``sk-...``, ``AIza...``); a site's own session token is fine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from pysite_agent import ffi
+from pysite_agent.core.errors import ErrorCode, SiteAgentError
+from pysite_agent.core.signals import AbortedError
+from pysite_agent.core.types import ModelRequest
+from pysite_agent.core.wire import problems
+
+__all__ = ["ProxyModel", "proxy"]
+
+CREDENTIALS: Final = ("omit", "same-origin", "include")
+"""``fetch``'s ``credentials`` modes (Fetch standard, ``RequestCredentials``)."""
+
+PROVIDER_KEY_HEADERS: Final = frozenset({"x-api-key", "x-goog-api-key", "api-key"})
+"""Header names that carry a provider key (Anthropic, Gemini, Azure OpenAI): refused."""
+
+_PROVIDER_KEY_VALUE = re.compile(
+    r"(?:^|[\s:])(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,})"
+)
+"""Values shaped like OpenAI/Anthropic (``sk-...``) or Google (``AIza...``) keys: refused."""
+
+_STATUS: Final[Mapping[int, tuple[ErrorCode, str]]] = {
+    400: ("model-error", "The model endpoint rejected the request"),
+    403: (
+        "model-unavailable",
+        "The model endpoint refused this page's origin; the site owner must add it to the "
+        "server's allowed origins",
+    ),
+    404: ("model-unavailable", "The model endpoint was not found; check proxy-url"),
+    405: ("model-unavailable", "The model endpoint does not accept POST; check proxy-url"),
+    413: (
+        "model-error",
+        "The conversation is too long for the model endpoint; start a new conversation",
+    ),
+    429: ("model-error", "The model endpoint is busy; try again in a moment"),
+    502: ("model-error", "The model provider behind the endpoint failed"),
+    504: ("model-error", "The model provider behind the endpoint did not answer in time"),
+}
+
+
+def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in (headers or {}).items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise TypeError("proxy(headers=...) names and values must be strings")
+        if name.strip().lower() in PROVIDER_KEY_HEADERS or _PROVIDER_KEY_VALUE.search(value):
+            raise ValueError(
+                f"proxy(headers=...): {name!r} looks like a model provider's API key. Never put "
+                "a provider key in the browser: every visitor can read it. Keep it on your "
+                "server (the endpoint adds it)."
+            )
+        out[name] = value
+    return out
+
+
+def _header(response: Any, name: str) -> str | None:
+    headers = ffi.field(response, "headers")
+    if headers is None:
+        return None
+    if isinstance(headers, Mapping):
+        for key, value in headers.items():
+            if str(key).lower() == name:
+                return str(value)
+        return None
+    try:
+        value = headers.get(name)
+    except Exception:  # noqa: BLE001 - a header we cannot read is a header we do not have
+        return None
+    return None if ffi.is_none(value) else str(value)
+
+
+class ProxyModel:
+    """A model behind the site's endpoint (protocol v1). See the module docstring.
+
+    Attributes:
+        url: the endpoint (absolute, or relative to the page).
+        credentials: ``fetch``'s credentials mode.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        credentials: str = "same-origin",
+        fetch: Any = None,
+    ) -> None:
+        if not isinstance(url, str) or not url.strip():
+            raise ValueError("proxy(url): url must be a non-empty string, e.g. '/api/agent'")
+        if credentials not in CREDENTIALS:
+            raise ValueError(f"proxy(credentials=...): use one of {', '.join(CREDENTIALS)}")
+        if fetch is not None and not callable(fetch):
+            raise TypeError("proxy(fetch=...): fetch must be callable")
+        self.url = url
+        self.credentials = credentials
+        self._headers = _check_headers(headers)
+        self._fetch = fetch
+
+    @property
+    def name(self) -> str:
+        return f"proxy ({self.url})"
+
+    def _fetcher(self) -> Any:
+        if self._fetch is not None:
+            return self._fetch
+        fetch = ffi.global_object("fetch")
+        if fetch is None:
+            raise SiteAgentError(
+                "model-unavailable", "There is no fetch() here; pass proxy(url, fetch=...)."
+            )
+        return fetch
+
+    async def respond(self, request: ModelRequest) -> dict[str, Any]:
+        """POST the request, return the validated reply.
+
+        Returns:
+            The reply dict (``{"type": "tool", ...}`` or ``{"type": "answer", "text"}``).
+
+        Raises:
+            SiteAgentError: ``model-error``, ``model-unavailable``, ``bad-reply`` or ``aborted``
+                (table in the module docstring).
+            AbortedError: ``request.signal`` aborted while the request was in flight.
+        """
+        body = request.to_json()
+        found = problems("protocol-v1", body, "request")
+        if found:
+            raise SiteAgentError(
+                "model-error",
+                "The request does not match protocol v1, so it was not sent: " + "; ".join(found),
+            )
+        fetch = self._fetcher()
+        signal = request.signal
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        with ffi.JsAbortLink(signal, for_js=ffi.is_js(fetch)) as link:
+            init = {
+                "method": "POST",
+                "headers": {
+                    **self._headers,
+                    "content-type": "application/json",
+                    "accept": "application/json",
+                },
+                "body": text,
+                "credentials": self.credentials,
+                "signal": link.signal,
+            }
+            arg = ffi.to_js(init) if ffi.is_js(fetch) else ffi.plain_copy(init)
+            try:
+                response = await ffi.call_abortable(link, ffi.maybe_await(fetch(self.url, arg)))
+                status = ffi.field(response, "status")
+                reply_text = await ffi.call_abortable(link, ffi.maybe_await(response.text()))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - re-raised as the project's error
+                if signal is not None and signal.aborted:
+                    raise AbortedError(signal.reason) from None
+                if ffi.error_name(exc) == "AbortError":
+                    raise SiteAgentError(
+                        "aborted", "The request to the model endpoint was stopped."
+                    ) from None
+                raise SiteAgentError(
+                    "model-error",
+                    f"Could not reach the model endpoint {self.url}: {ffi.from_js_error(exc)}",
+                ) from None
+        if not isinstance(status, int):
+            raise SiteAgentError(
+                "model-error", f"The model endpoint gave no HTTP status ({status!r})."
+            )
+        if status != 200:
+            raise self._error(status, reply_text, _header(response, "retry-after"))
+        return self._reply(reply_text)
+
+    def _reply(self, text: Any) -> dict[str, Any]:
+        try:
+            value = json.loads(text if isinstance(text, str) else str(text))
+        except ValueError:
+            raise SiteAgentError(
+                "bad-reply", f"The model endpoint's reply is not JSON: {str(text)[:200]!r}"
+            ) from None
+        found = problems("protocol-v1", value, "reply")
+        if found:
+            raise SiteAgentError(
+                "bad-reply",
+                "The model endpoint's reply does not match protocol v1: " + "; ".join(found),
+            )
+        return value  # type: ignore[no-any-return]
+
+    def _error(self, status: int, text: Any, retry_after: str | None) -> SiteAgentError:
+        code, sentence = _STATUS.get(
+            status,
+            ("model-error", "The model endpoint failed"),
+        )
+        detail = ""
+        try:
+            body = json.loads(text) if isinstance(text, str) and text else None
+        except ValueError:
+            body = None
+        if body is not None and not problems("protocol-v1", body, "errorBody"):
+            error = body["error"]
+            detail = f"{error['code']}: {error['message']}"
+            if "upstreamStatus" in error:
+                detail += f" (provider status {error['upstreamStatus']})"
+        message = f"{sentence} (HTTP {status}" + (f", {detail})" if detail else ")")
+        if status == 429 and retry_after and retry_after.strip().isdigit():
+            message += f"; retry after {int(retry_after)} s"
+        return SiteAgentError(code, message + ".")
+
+
+def proxy(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    credentials: str = "same-origin",
+    fetch: Any = None,
+) -> ProxyModel:
+    """The site's endpoint as a model adapter (protocol v1; see the module docstring).
+
+    Args:
+        url: the endpoint, e.g. ``"/api/agent"``.
+        headers: extra request headers (e.g. the site's own CSRF token). Never a provider key.
+        credentials: ``"same-origin"`` (default), ``"include"`` or ``"omit"`` (``fetch``'s
+            credentials mode).
+        fetch: ``fetch(url, init)`` to use instead of the browser's (tests, custom agents).
+
+    Raises:
+        ValueError: an empty ``url``, an unknown ``credentials`` mode, or a header that looks
+            like a provider key.
+        TypeError: ``fetch`` is not callable, or a header is not a string.
+    """
+    return ProxyModel(url, headers=headers, credentials=credentials, fetch=fetch)

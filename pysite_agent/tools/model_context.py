@@ -1,0 +1,366 @@
+"""A tool source over the browser's ``document.modelContext`` (WebMCP), native or the JS shim.
+
+This is the only Python module that reads ``document.modelContext`` (design, "Layers"). It
+implements the :class:`~pysite_agent.core.types.ToolSource` protocol; every JS crossing goes
+through :mod:`pysite_agent.ffi`, so the module imports on CPython and works with any
+duck-typed object that has ``getTools()`` and ``executeTool()`` (tests pass Python fakes).
+
+What it does with WebMCP (Chromium 156 behaviour measured in ``shared/notes/platform.md``):
+
+- **Discovery scope** (seed 004): a tool whose ``window`` is not the current window is skipped,
+  so a frame cannot add tools to this page's agent. A tool without a ``window`` is kept.
+- **inputSchema** is read as an object or as a JSON string (older Chrome). A string that is not
+  JSON, or JSON that is not an object, gives the tool an *invalid* schema: it is listed, and the
+  core's validation refuses every call to it with a message that says why (it never crashes the
+  listing or the run).
+- **annotations** become a plain dict; ``None`` when the browser returned none (Chromium omits
+  the member when the page gave no annotations), so the policy asks before every call.
+- **Identity** (``RegisteredTool.key``). Chromium's ``getTools()`` returns fresh plain objects on
+  every call, with no id, and ``executeTool()`` looks the tool up by name (measured: an object
+  from before a re-registration runs the new registration). So a key is ``"NAME#N"``, renewed
+  when the name appears, when its normalized content changes, and whenever ``toolchange`` events
+  arrived that the listing does not explain (an unregister + register of identical content);
+  in that last case every key is renewed, since the event does not say which tool changed.
+- **Revision** (seed 004, "Revisions"): raised by one on every ``toolchange`` event (even when
+  name and schema stay the same) and whenever a listing differs from the previous one (names,
+  keys or normalized content).
+- **Execution**: arguments go as a plain JS object (``Object.fromEntries``); only when the browser
+  rejects an object with a ``TypeError`` (WebMCP before Chrome 155 wanted a JSON string) is the
+  call retried once with the JSON text, and later calls use text directly. ``{signal}`` is a JS
+  ``AbortSignal`` that aborts with the call's core signal or when the awaiting task is cancelled
+  (the bridge's timeout). ``null`` (the page navigated) becomes ``None``; a string that is
+  exactly a JSON MCP envelope (Chromium stringifies ``{content: [...]}``) becomes that dict;
+  other strings pass as they are. A JS error becomes a
+  :class:`~pysite_agent.ffi.BrowserError` (``"UnknownError: Tool was executed but..."``).
+- **Proxies**: the source owns one JS listener (``toolchange``), created in the constructor and
+  released by :meth:`ModelContextSource.close`; a run creates no lasting PyProxy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pysite_agent import ffi
+from pysite_agent.core.errors import SiteAgentError
+from pysite_agent.core.results import parse_mcp_envelope
+from pysite_agent.core.signals import AbortedError, AbortSignal
+from pysite_agent.core.types import RegisteredTool
+
+__all__ = ["ModelContextSource", "read_input_schema"]
+
+
+def _invalid_schema(reason: str) -> dict[str, Any]:
+    # Not a valid JSON Schema on purpose: jsonschema's check_schema quotes ``type`` in its error,
+    # so the model and the developer read *why* the tool cannot be called.
+    return {"type": f"(unusable inputSchema: {reason})"}
+
+
+def read_input_schema(value: Any) -> dict[str, Any] | None:
+    """A tool's ``inputSchema`` as a dict: an object, or a JSON string of one (WebMCP took
+    strings before Chrome 152). ``None`` when absent.
+
+    A string that is not JSON, or a value that is not a JSON object, gives a schema that is
+    itself invalid, so validation refuses calls to the tool with the reason (never raises).
+    """
+    if ffi.is_none(value):
+        return None
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError as exc:
+            msg = getattr(exc, "msg", str(exc))
+            pos = getattr(exc, "pos", None)
+            where = f" at character {pos}" if isinstance(pos, int) else ""
+            return _invalid_schema(f"the page gave a string that is not JSON: {msg}{where}")
+    else:
+        try:
+            parsed = ffi.json_to_py(value)
+        except ffi.BrowserError as exc:
+            return _invalid_schema(f"it cannot be read as JSON: {exc}")
+    if not isinstance(parsed, dict):
+        kind = "null" if parsed is None else type(parsed).__name__
+        return _invalid_schema(f"it must be a JSON object, not {kind}")
+    return parsed
+
+
+def _read_annotations(value: Any) -> dict[str, Any] | None:
+    if ffi.is_none(value):
+        return None
+    try:
+        plain = ffi.json_to_py(value)
+    except ffi.BrowserError:
+        return None
+    return plain if isinstance(plain, dict) else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+@dataclass(slots=True)
+class _Listed:
+    tool: RegisteredTool
+    raw: Any
+
+
+def _document_model_context() -> Any:
+    if not ffi.IN_PYODIDE:
+        raise SiteAgentError(
+            "no-tools",
+            "No tools: outside a browser there is no document.modelContext; pass model_context= "
+            "(an object with getTools() and executeTool()).",
+        )
+    model_context = ffi.field(ffi.global_object("document"), "modelContext")
+    if model_context is None:
+        raise SiteAgentError(
+            "no-tools",
+            "This page has no document.modelContext: include loader.js (it installs the WebMCP "
+            "shim) or use a browser with WebMCP.",
+        )
+    return model_context
+
+
+class ModelContextSource:
+    """The tools of ``document.modelContext`` (or of ``model_context``), as a tool source.
+
+    Args:
+        model_context: an object with ``getTools()`` and ``executeTool(tool, args, {signal})``
+            and, optionally, ``addEventListener("toolchange", fn)``: the browser's
+            ``document.modelContext`` (the default, read once here), the JS shim, a JS tools
+            object, or a Python fake.
+        window: the window whose tools are listed (default: the page's ``window``; ``None``
+            outside a window, where no tool is skipped for its window).
+
+    Raises:
+        SiteAgentError: ``no-tools`` when no ``model_context`` is given and the page has none
+            (or outside Pyodide).
+        TypeError: ``model_context`` lacks ``getTools`` or ``executeTool``.
+    """
+
+    def __init__(self, model_context: Any = None, *, window: Any = None) -> None:
+        if model_context is None:
+            model_context = _document_model_context()
+        for method in ("getTools", "executeTool"):
+            if not callable(ffi.field(model_context, method)):
+                raise TypeError(f"model_context has no {method}() method")
+        self._mc = model_context
+        self._js = ffi.is_js(model_context)
+        self._window = window if window is not None else ffi.global_object("window")
+        self._revision = 0
+        self._events = 0  # toolchange events since the latest listing
+        self._credit = 0  # changes seen in a listing before their events arrived
+        self._listed: dict[str, _Listed] | None = None
+        self._by_key: dict[str, Any] = {}
+        self._counter = itertools.count(1)
+        self._callbacks: list[Callable[[], Any]] = []
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._string_args = False
+        self._listener: ffi.OwnedCallback | None = None
+        if callable(ffi.field(model_context, "addEventListener")):
+            self._listener = ffi.callback(self._on_toolchange, model_context)
+            model_context.addEventListener("toolchange", self._listener.value)
+
+    @property
+    def revision(self) -> int:
+        """Raised on every ``toolchange`` and whenever the listed tools change (seed 004)."""
+        return self._revision
+
+    @property
+    def model_context(self) -> Any:
+        """The object this source reads (e.g. the browser's ``document.modelContext``)."""
+        return self._mc
+
+    def close(self) -> None:
+        """Remove the ``toolchange`` listener and release its proxy (idempotent)."""
+        listener, self._listener = self._listener, None
+        if listener is not None and not listener.destroyed:
+            with contextlib.suppress(Exception):  # a closed page may refuse; release anyway
+                self._mc.removeEventListener("toolchange", listener.value)
+            listener.destroy()
+        self._callbacks.clear()
+
+    def _on_toolchange(self, *_event: Any) -> None:
+        self._revision += 1
+        self._events += 1
+        for callback in list(self._callbacks):
+            try:
+                result = callback()
+                if asyncio.iscoroutine(result):
+                    task = asyncio.ensure_future(result)
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
+            except Exception:  # noqa: BLE001 - a listener must not break the page's event
+                continue
+
+    def on_change(self, callback: Callable[[], Any]) -> Callable[[], None]:
+        """Call ``callback()`` after each ``toolchange`` (after the revision was raised).
+
+        Returns an unsubscribe function. The JS side holds one listener for the whole source
+        (owned, released by :meth:`close`), so subscribing creates no proxy.
+        """
+        self._callbacks.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return unsubscribe
+
+    async def get_tools(self) -> Sequence[RegisteredTool]:
+        """The current window's tools, sorted by name, as :class:`RegisteredTool`.
+
+        Raises:
+            BrowserError: ``getTools()`` failed in the browser.
+        """
+        try:
+            raw_list = await ffi.maybe_await(self._mc.getTools())
+        except Exception as exc:  # noqa: BLE001 - re-raised, as a readable error
+            raise ffi.from_js_error(exc) from None
+        fresh: dict[str, tuple[RegisteredTool, Any]] = {}
+        for raw in list(raw_list or ()):
+            tool = self._read(raw)
+            if tool is not None and tool.name not in fresh:
+                fresh[tool.name] = (tool, raw)
+        self._update(fresh)
+        assert self._listed is not None
+        return [self._listed[name].tool for name in sorted(self._listed)]
+
+    def _read(self, raw: Any) -> RegisteredTool | None:
+        window = ffi.field(raw, "window")
+        if (
+            window is not None
+            and self._window is not None
+            and not ffi.same_object(window, self._window)
+        ):
+            return None
+        name = ffi.field(raw, "name")
+        if not isinstance(name, str) or not name:
+            return None
+        return RegisteredTool(
+            name=name,
+            description=_text(ffi.field(raw, "description")) or "",
+            title=_text(ffi.field(raw, "title")) or None,
+            input_schema=read_input_schema(ffi.field(raw, "inputSchema")),
+            annotations=_read_annotations(ffi.field(raw, "annotations")),
+        )
+
+    def _update(self, fresh: dict[str, tuple[RegisteredTool, Any]]) -> None:
+        """Assign keys, account for ``toolchange`` events and raise the revision (no awaits)."""
+        previous = self._listed
+        before = previous or {}
+        added = [n for n in fresh if n not in before]
+        removed = [n for n in before if n not in fresh]
+        changed = [
+            n
+            for n in fresh
+            if n in before and before[n].tool.fingerprint() != fresh[n][0].fingerprint()
+        ]
+        # Each register or unregister fires one toolchange; a content change is both. The first
+        # listing explains nothing: its tools were registered before anyone was listening.
+        explained = len(added) + len(removed) + 2 * len(changed) if previous is not None else 0
+        unexplained = max(0, self._events - self._credit)
+        credit_left = max(0, self._credit - self._events)
+        renew_all = previous is not None and unexplained > explained
+        self._credit = credit_left + max(0, explained - unexplained)
+        self._events = 0
+        listed: dict[str, _Listed] = {}
+        for name, (tool, raw) in fresh.items():
+            old = before.get(name)
+            if old is None or name in changed or renew_all:
+                key = f"{name}#{next(self._counter)}"
+            else:
+                key = old.tool.key
+            listed[name] = _Listed(
+                RegisteredTool(
+                    name=tool.name,
+                    description=tool.description,
+                    title=tool.title,
+                    input_schema=tool.input_schema,
+                    annotations=tool.annotations,
+                    key=key,
+                ),
+                raw,
+            )
+        if previous is not None and _signature(previous) != _signature(listed):
+            self._revision += 1
+        self._listed = listed
+        self._by_key = {entry.tool.key: entry.raw for entry in listed.values()}
+
+    async def execute_tool(
+        self, tool: RegisteredTool, args: dict[str, Any], *, signal: AbortSignal | None = None
+    ) -> Any:
+        """Run ``tool`` (the registration listed with ``tool.key``) with ``args``.
+
+        Returns the tool's result: ``None`` when the page navigated (``null``), the MCP dict
+        when the string is exactly a JSON MCP envelope, else the string (or plain data).
+
+        Raises:
+            LookupError: the registration is no longer listed (removed or registered again).
+            AbortedError: ``signal`` aborted and the browser stopped the call.
+            BrowserError: the browser or the tool failed (its ``name: message``).
+        """
+        # The browser runs tools by name: after a toolchange, list again so that a registration
+        # made since ``tool`` was listed (a new key) is never run in its place.
+        raw = None if self._events else self._by_key.get(tool.key)
+        if raw is None:
+            await self.get_tools()
+            raw = self._by_key.get(tool.key)
+        if raw is None:
+            raise LookupError(
+                f"The tool {tool.name!r} is no longer registered on this page "
+                "(it was removed or registered again)."
+            )
+        with ffi.JsAbortLink(signal, for_js=self._js) as link:
+            options = {"signal": link.signal}
+            try:
+                try:
+                    result = await ffi.call_abortable(
+                        link, self._call(raw, args, options, as_text=self._string_args)
+                    )
+                except Exception as exc:
+                    if self._string_args or ffi.error_name(exc) != "TypeError":
+                        raise
+                    # WebMCP before Chrome 155 took the arguments as a JSON string only.
+                    result = await ffi.call_abortable(
+                        link, self._call(raw, args, options, as_text=True)
+                    )
+                    self._string_args = True
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - re-raised, as a readable error
+                if signal is not None and signal.aborted and ffi.error_name(exc) == "AbortError":
+                    raise AbortedError(signal.reason) from None
+                raise ffi.from_js_error(exc) from None
+        return _result(result)
+
+    async def _call(self, raw: Any, args: dict[str, Any], options: Any, *, as_text: bool) -> Any:
+        value: Any = json.dumps(args, ensure_ascii=False) if as_text else args
+        if self._js:
+            return await self._mc.executeTool(raw, ffi.to_js(value), ffi.to_js(options))
+        return await ffi.maybe_await(
+            self._mc.executeTool(raw, ffi.plain_copy(value), dict(options))
+        )
+
+
+def _signature(listed: dict[str, _Listed]) -> list[tuple[str, str, str]]:
+    return sorted((n, e.tool.key, e.tool.fingerprint()) for n, e in listed.items())
+
+
+def _result(value: Any) -> Any:
+    if ffi.is_none(value):
+        return None
+    if isinstance(value, str):
+        envelope = parse_mcp_envelope(value)
+        return envelope if envelope is not None else value
+    if ffi.is_js(value):
+        try:
+            return ffi.json_to_py(value)
+        except ffi.BrowserError:
+            return str(value)
+    return value

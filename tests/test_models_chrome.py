@@ -1,0 +1,471 @@
+"""chrome_built_in() over a Python fake of the Prompt API's ``LanguageModel`` (issue 3, item 5).
+
+The fake follows the documented API (Prompt API explainer; shared/notes/peers.md):
+``availability(options)``, ``create({initialPrompts, expectedInputs, expectedOutputs, monitor,
+signal})`` with ``downloadprogress`` events (``loaded`` 0..1, at least 0 and 1), and a session
+with ``prompt(text, {responseConstraint, signal})`` and ``destroy()``. ``create()`` while the
+model is ``downloadable`` needs user activation (``NotAllowedError`` otherwise). The browser lane
+(``tests/pyodide/test_browser_chrome.py``) runs a JS fake and Chromium's real ``LanguageModel``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+from aio import run
+
+import pysite_agent as sa
+from pysite_agent import ffi
+from pysite_agent.core.signals import AbortController, AbortedError
+from pysite_agent.core.types import ModelRequest
+from pysite_agent.core.wire import tool_call_message, tool_result_message, user_message
+from pysite_agent.models.chrome import (
+    ChromeBuiltIn,
+    build_prompt,
+    chrome_built_in,
+    response_constraint,
+)
+
+
+class DOMError(Exception):
+    def __init__(self, name: str, message: str = "") -> None:
+        super().__init__(f"{name}: {message}")
+        self.name = name
+        self.message = message
+
+
+class Target:
+    """An EventTarget stand-in (the ``CreateMonitor``)."""
+
+    def __init__(self) -> None:
+        self.listeners: dict[str, list[Any]] = {}
+
+    def addEventListener(self, kind: str, fn: Any) -> None:
+        self.listeners.setdefault(kind, []).append(fn)
+
+    def removeEventListener(self, kind: str, fn: Any) -> None:
+        self.listeners[kind].remove(fn)
+
+    def dispatch(self, kind: str, **fields: Any) -> None:
+        for fn in list(self.listeners.get(kind, [])):
+            fn(dict(fields))
+
+
+class Session:
+    def __init__(self, lm: FakeLanguageModel, options: dict[str, Any]) -> None:
+        self.lm = lm
+        self.options = options
+        self.destroyed = False
+        self.prompts: list[tuple[str, dict[str, Any]]] = []
+
+    async def prompt(self, text: str, options: dict[str, Any]) -> str:
+        assert not self.destroyed, "InvalidStateError: session destroyed"
+        self.prompts.append((text, options))
+        if len(text) > self.lm.quota:
+            raise DOMError("QuotaExceededError", "The input is too large.")
+        reply = self.lm.replies.pop(0)
+        if isinstance(reply, BaseException):
+            raise reply
+        if reply == "WAIT":
+            done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+            options["signal"].add_listener(
+                lambda: done.set_exception(DOMError("AbortError", "aborted"))
+            )
+            return await done
+        return reply if isinstance(reply, str) else json.dumps(reply)
+
+    def destroy(self) -> None:
+        self.destroyed = True
+
+
+class FakeLanguageModel:
+    def __init__(self, state: str = "available", replies: list[Any] | None = None) -> None:
+        self.state = state
+        self.replies = list(replies or [])
+        self.quota = 100_000
+        self.user_activation = True
+        self.availability_options: list[Any] = []
+        self.sessions: list[Session] = []
+        self.create_error: BaseException | None = None
+
+    async def availability(self, options: Any = None) -> str:
+        self.availability_options.append(options)
+        return self.state
+
+    async def create(self, options: dict[str, Any]) -> Session:
+        if self.create_error is not None:
+            raise self.create_error
+        if self.state == "unavailable":
+            raise DOMError("NotSupportedError", "unavailable")
+        if self.state in ("downloadable", "downloading"):
+            if not self.user_activation:
+                raise DOMError("NotAllowedError", "Requires a user gesture")
+            monitor = options.get("monitor")
+            target = Target()
+            if monitor is not None:
+                monitor(target)
+            for loaded in (0.0, 0.5, 1.0):
+                await asyncio.sleep(0.01)
+                target.dispatch("downloadprogress", loaded=loaded)
+            self.target = target
+            self.state = "available"
+        session = Session(self, options)
+        self.sessions.append(session)
+        return session
+
+
+def request(messages: list[dict[str, Any]] | None = None, **kw: Any) -> ModelRequest:
+    tools = kw.pop(
+        "tools",
+        [
+            {
+                "name": "add_to_cart",
+                "description": "Add a product to the cart",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"id": {"type": "string"}, "qty": {"type": "integer"}},
+                    "required": ["id"],
+                },
+            }
+        ],
+    )
+    return ModelRequest(
+        instructions=kw.pop("instructions", "You help on this shop."),
+        messages=messages or [user_message("add two mugs")],
+        tools=tools,
+        **kw,
+    )
+
+
+# -- availability -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("state", ["available", "downloadable", "downloading", "unavailable"])
+def test_availability_is_passed_through_with_the_language_options(state: str) -> None:
+    lm = FakeLanguageModel(state)
+    model = chrome_built_in(languages=("en", "es"), language_model=lm)
+    assert run(model.availability()) == state
+    expected = [{"type": "text", "languages": ["en", "es"]}]
+    assert lm.availability_options == [{"expectedInputs": expected, "expectedOutputs": expected}]
+
+
+def test_availability_is_unavailable_without_language_model_or_when_it_fails() -> None:
+    if ffi.global_object("LanguageModel") is None:
+        assert run(chrome_built_in().availability()) == "unavailable"
+
+    class Failing(FakeLanguageModel):
+        async def availability(self, options: Any = None) -> str:
+            raise DOMError("NotSupportedError", "language zh")
+
+    assert run(chrome_built_in(language_model=Failing()).availability()) == "unavailable"
+    assert run(chrome_built_in(language_model=FakeLanguageModel("maybe")).availability()) == (
+        "unavailable"
+    )
+
+
+@pytest.mark.parametrize(
+    ("state", "code"),
+    [
+        ("downloadable", "model-download-required"),
+        ("downloading", "model-download-required"),
+        ("unavailable", "model-unavailable"),
+    ],
+)
+def test_respond_refuses_when_not_available_and_never_downloads(state: str, code: str) -> None:
+    lm = FakeLanguageModel(state)
+    with pytest.raises(sa.SiteAgentError) as info:
+        run(chrome_built_in(language_model=lm).respond(request()))
+    assert info.value.code == code
+    assert lm.sessions == []
+    assert lm.state == state
+
+
+# -- respond ----------------------------------------------------------------------------------
+
+
+def test_respond_creates_a_session_prompts_with_a_constraint_and_destroys_it() -> None:
+    lm = FakeLanguageModel(
+        replies=[{"type": "tool", "name": "add_to_cart", "arguments": {"id": "mug", "qty": 2}}]
+    )
+    model = chrome_built_in(language_model=lm)
+    reply = run(model.respond(request()))
+    assert reply == {"type": "tool", "name": "add_to_cart", "arguments": {"id": "mug", "qty": 2}}
+    (session,) = lm.sessions
+    assert session.destroyed
+    options = session.options
+    assert options["initialPrompts"] == [{"role": "system", "content": "You help on this shop."}]
+    assert options["expectedInputs"] == [{"type": "text", "languages": ["en"]}]
+    assert options["expectedOutputs"] == [{"type": "text", "languages": ["en"]}]
+    assert "signal" in options
+    (text, prompt_options) = session.prompts[0]
+    assert "add_to_cart" in text and "add two mugs" in text
+    constraint = prompt_options["responseConstraint"]
+    branches = constraint["anyOf"]
+    assert branches[0]["properties"]["type"] == {"const": "answer"}
+    assert branches[1]["properties"]["name"] == {"const": "add_to_cart"}
+    assert branches[1]["properties"]["arguments"]["required"] == ["id"]
+    assert "signal" in prompt_options
+
+
+def test_an_answer_reply() -> None:
+    lm = FakeLanguageModel(replies=['{"type": "answer", "text": "Hello"}'])
+    assert run(chrome_built_in(language_model=lm).respond(request())) == {
+        "type": "answer",
+        "text": "Hello",
+    }
+
+
+@pytest.mark.parametrize("reply", ["not json", '{"type": "maybe"}', "[1, 2]", '{"type":"tool"}'])
+def test_a_reply_that_is_not_a_protocol_reply_is_bad_reply(reply: str) -> None:
+    lm = FakeLanguageModel(replies=[reply])
+    with pytest.raises(sa.SiteAgentError) as info:
+        run(chrome_built_in(language_model=lm).respond(request()))
+    assert info.value.code == "bad-reply"
+    assert lm.sessions[0].destroyed
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "words"),
+    [
+        ("QuotaExceededError", "model-error", "too long"),
+        ("NotSupportedError", "model-unavailable", "does not support"),
+        ("NotReadableError", "model-error", "filtered"),
+        ("SyntaxError", "model-error", "required format"),
+        ("UnknownError", "model-error", "unknown error"),
+        ("SomethingNew", "model-error", "SomethingNew"),
+    ],
+)
+def test_dom_exception_names_map_to_error_codes(name: str, code: str, words: str) -> None:
+    lm = FakeLanguageModel(replies=[DOMError(name, "browser says no")])
+    with pytest.raises(sa.SiteAgentError) as info:
+        run(chrome_built_in(language_model=lm).respond(request()))
+    assert info.value.code == code
+    assert words in info.value.message
+    assert "browser says no" in info.value.message  # the browser's own text is kept
+    assert lm.sessions[0].destroyed
+
+
+def test_a_prompt_over_the_quota_is_a_model_error_that_says_too_long() -> None:
+    lm = FakeLanguageModel(replies=['{"type":"answer","text":"x"}'])
+    lm.quota = 50
+    with pytest.raises(sa.SiteAgentError) as info:
+        run(chrome_built_in(language_model=lm).respond(request()))
+    assert info.value.code == "model-error"
+    assert "too long" in info.value.message
+
+
+def test_abort_stops_the_prompt_and_destroys_the_session() -> None:
+    lm = FakeLanguageModel(replies=["WAIT"])
+    model = chrome_built_in(language_model=lm)
+
+    async def main() -> None:
+        controller = AbortController()
+        asyncio.get_running_loop().call_later(0.5, controller.abort, "stop")
+        with pytest.raises(AbortedError):
+            await model.respond(request(signal=controller.signal))
+
+    run(main())
+    (session,) = lm.sessions
+    assert session.destroyed
+    assert session.prompts[0][1]["signal"].aborted
+
+
+def test_cancelling_the_step_aborts_the_browser_work() -> None:
+    lm = FakeLanguageModel(replies=["WAIT"])
+    model = chrome_built_in(language_model=lm)
+
+    async def main() -> None:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(model.respond(request()), 1)
+
+    run(main())
+    assert lm.sessions[0].prompts[0][1]["signal"].aborted
+    assert lm.sessions[0].destroyed
+
+
+# -- prepare ----------------------------------------------------------------------------------
+
+
+def test_prepare_downloads_with_progress_and_releases_its_callbacks() -> None:
+    baseline = ffi.live_callbacks()
+    lm = FakeLanguageModel("downloadable")
+    model = chrome_built_in(language_model=lm)
+    progress: list[float] = []
+    run(model.prepare(progress.append))
+    assert progress == [0.0, 0.5, 1.0]
+    assert lm.state == "available"
+    assert lm.target.listeners["downloadprogress"] == []  # the listener was removed
+    assert lm.sessions[0].destroyed
+    assert ffi.live_callbacks() == baseline
+
+
+def test_prepare_without_user_activation_says_a_click_is_needed() -> None:
+    baseline = ffi.live_callbacks()
+    lm = FakeLanguageModel("downloadable")
+    lm.user_activation = False
+    with pytest.raises(sa.SiteAgentError) as info:
+        run(chrome_built_in(language_model=lm).prepare())
+    assert info.value.code == "model-download-required"
+    assert "click" in info.value.message
+    assert ffi.live_callbacks() == baseline
+
+
+def test_prepare_when_available_or_unavailable() -> None:
+    lm = FakeLanguageModel("available")
+    progress: list[float] = []
+    run(chrome_built_in(language_model=lm).prepare(progress.append))
+    assert progress == [1.0]
+    assert lm.sessions == []
+    with pytest.raises(sa.SiteAgentError) as info:
+        run(chrome_built_in(language_model=FakeLanguageModel("unavailable")).prepare())
+    assert info.value.code == "model-unavailable"
+
+
+def test_prepare_network_failure_is_a_model_error() -> None:
+    lm = FakeLanguageModel("downloadable")
+    lm.create_error = DOMError("NetworkError", "download failed")
+    with pytest.raises(sa.SiteAgentError) as info:
+        run(chrome_built_in(language_model=lm).prepare())
+    assert info.value.code == "model-error"
+
+
+def test_prepare_abort() -> None:
+    lm = FakeLanguageModel("downloadable")
+
+    async def create(options: dict[str, Any]) -> Any:
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        options["signal"].add_listener(lambda: done.set_exception(DOMError("AbortError", "x")))
+        return await done
+
+    lm.create = create  # type: ignore[method-assign]
+
+    async def main() -> None:
+        controller = AbortController()
+        asyncio.get_running_loop().call_later(0.2, controller.abort)
+        with pytest.raises(AbortedError):
+            await chrome_built_in(language_model=lm).prepare(None, controller.signal)
+
+    run(main())
+
+
+# -- the prompt and the constraint ------------------------------------------------------------
+
+
+def conversation(turns: int, result_chars: int = 50) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    for i in range(turns):
+        messages.append(user_message(f"question {i}"))
+        messages.append(tool_call_message(f"c{i}", "search", {"q": i}))
+        messages.append(tool_result_message(f"c{i}", "search", "r" * result_chars))
+    return messages
+
+
+def test_history_is_trimmed_to_max_history_and_says_so() -> None:
+    messages = conversation(6)
+    text, notes = build_prompt(messages, [], max_history=4, max_prompt_chars=6000)
+    assert "question 5" in text and "question 4" not in text
+    assert notes == ["14 earlier messages not shown"]
+    assert "14 earlier messages not shown" in text
+
+
+def test_the_latest_visitor_message_is_kept_even_outside_the_window() -> None:
+    messages = [user_message("the real task")]
+    for i in range(6):
+        messages.append(tool_call_message(f"c{i}", "search", {}))
+        messages.append(tool_result_message(f"c{i}", "search", "x"))
+    text, notes = build_prompt(messages, [], max_history=3, max_prompt_chars=6000)
+    assert "Visitor: the real task" in text
+    # max_history=3: the visitor's message plus the latest call and its result.
+    assert text.count("Result of search") == 1
+    assert text.count("You called the tool search") == 1
+    assert notes == ["10 earlier messages not shown"]
+
+
+def test_the_prompt_fits_max_prompt_chars_keeping_the_latest_user_message_whole() -> None:
+    messages = conversation(5, result_chars=3000)
+    messages.append(user_message("Please add " + "very " * 50 + "big mugs"))
+    text, notes = build_prompt(messages, [], max_history=12, max_prompt_chars=2000)
+    assert len(text) <= 2000
+    assert "Please add " + "very " * 50 + "big mugs" in text
+    assert any("not shown" in n or "shortened" in n for n in notes)
+    assert "[Conversation cut to fit:" in text
+
+
+def test_a_huge_visitor_message_is_cut_but_the_prompt_still_fits() -> None:
+    messages = [user_message("x" * 10_000)]
+    text, notes = build_prompt(messages, [], max_history=12, max_prompt_chars=1500)
+    assert len(text) <= 1500
+    assert "the visitor's latest message shortened" in notes
+
+
+def test_many_tools_shorten_descriptions_first() -> None:
+    tools = [{"name": f"tool_{i}", "description": "d" * 400} for i in range(20)]
+    text, notes = build_prompt([user_message("hi")], tools, max_history=12, max_prompt_chars=3000)
+    assert len(text) <= 3000
+    assert "tool descriptions shortened" in notes
+    assert "Visitor: hi" in text
+
+
+def test_response_constraint_is_a_valid_schema_that_accepts_the_replies() -> None:
+    tools = [
+        {"name": "a", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}},
+        {"name": "broken", "inputSchema": {"type": "(unusable inputSchema: x)"}},
+        {"name": "refs", "inputSchema": {"$ref": "#/$defs/x", "$defs": {"x": {}}}},
+        {"name": "none"},
+    ]
+    constraint = response_constraint(tools)
+    jsonschema.Draft202012Validator.check_schema(constraint)
+    v = jsonschema.Draft202012Validator(constraint)
+    assert v.is_valid({"type": "answer", "text": "hi"})
+    assert v.is_valid({"type": "tool", "name": "a", "arguments": {"x": "1"}})
+    assert not v.is_valid({"type": "tool", "name": "a", "arguments": {"x": 1}})
+    assert not v.is_valid({"type": "tool", "name": "zzz", "arguments": {}})
+    assert v.is_valid({"type": "tool", "name": "broken", "arguments": {}})
+    assert v.is_valid({"type": "tool", "name": "refs", "arguments": {}})
+    assert [b["properties"].get("name") for b in constraint["anyOf"]][1:] == [
+        {"const": n} for n in ("a", "broken", "refs", "none")
+    ]
+
+
+def test_options_are_checked() -> None:
+    with pytest.raises(ValueError):
+        chrome_built_in(languages=())
+    with pytest.raises(ValueError):
+        chrome_built_in(max_history=0)
+    with pytest.raises(ValueError):
+        chrome_built_in(max_prompt_chars=10)
+    assert chrome_built_in(languages="ja").languages == ("ja",)
+    assert isinstance(chrome_built_in(), ChromeBuiltIn)
+    assert chrome_built_in().name == "chrome built-in"
+
+
+def test_a_whole_run_with_the_agent() -> None:
+    added: list[Any] = []
+    tool = sa.Tool(
+        "add_to_cart",
+        "Add a product",
+        lambda args: added.append(args) or "added",
+        input_schema={"type": "object", "properties": {"id": {"type": "string"}}},
+        annotations={"readOnlyHint": True},
+    )
+    lm = FakeLanguageModel(
+        replies=[
+            {"type": "tool", "name": "add_to_cart", "arguments": {"id": "mug"}},
+            {"type": "answer", "text": "Added."},
+        ]
+    )
+    agent = sa.create_site_agent(model=chrome_built_in(language_model=lm), tools=[tool])
+
+    async def main() -> Any:
+        return await agent.run("add a mug").done
+
+    result = run(main())
+    assert result.status == "answered" and result.answer == "Added."
+    assert added == [{"id": "mug"}]
+    second_prompt = lm.sessions[1].prompts[0][0]
+    assert "Result of add_to_cart: added" in second_prompt
+    assert all(s.destroyed for s in lm.sessions)
