@@ -170,8 +170,9 @@ class ProxyApp:
             )
         outcome.status = response.status
         outcome.code = response.code
-        await self._send(send, response)
+        # Logged before the answer leaves, so the line exists once the client has its answer.
         self._log(scope, outcome, started)
+        await self._send(send, response)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:

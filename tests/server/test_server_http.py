@@ -561,9 +561,9 @@ def test_one_log_line_per_request(
     assert isinstance(first["latency_ms"], float)
     assert records[1]["code"] == "forbidden-origin"
     for r in lines:
-        assert "4111" not in r.getMessage() and "42" not in r.getMessage().replace(
-            str(r.__dict__.get("proxy", {}).get("latency_ms")), ""
-        )
+        assert "4111" not in r.getMessage()
+        assert "The answer" not in r.getMessage()
+        assert "add_to_cart" not in r.getMessage()
 
 
 # Options at construction.
