@@ -49,6 +49,7 @@ class Limiter:
             raise ValueError(
                 f"rate_limit_storage: cannot use a {scheme!r} store ({type(exc).__name__})"
             ) from None
+        self._storage = storage
         self._strategy = MovingWindowRateLimiter(storage)
         self._item = RateLimitItemPerSecond(config.max, config.window_s, namespace=NAMESPACE)
         self._window_s = config.window_s
@@ -60,3 +61,13 @@ class Limiter:
         stats = await self._strategy.get_window_stats(self._item, "ip", bucket)
         wait = math.ceil(stats.reset_time - time.time())
         return Decision(False, max(1, min(wait, self._window_s)))
+
+    async def aclose(self) -> None:
+        """Close the store's client connections, where the store has any (Redis)."""
+        # The limits library has no close(); its Redis stores keep a redis-py client on a
+        # "bridge". Close it if it is there, so no connection outlives the event loop.
+        bridge = getattr(self._storage, "bridge", None)
+        client = getattr(bridge, "storage", None)
+        close = getattr(client, "aclose", None)
+        if close is not None:
+            await close()

@@ -136,10 +136,13 @@ class ProxyApp:
         return f"ProxyApp(provider={o.provider!r}, model={o.model!r})"
 
     async def aclose(self) -> None:
-        """Close the HTTP client the app made itself (not one passed as ``http_client``)."""
+        """Close the HTTP client the app made itself (not one passed as ``http_client``) and
+        the rate-limit store's connections. Runs on the ASGI lifespan's shutdown."""
         if self._owns_client and self._client is not None:
             client, self._client = self._client, None
             await client.aclose()
+        if self._limiter is not None:
+            await self._limiter.aclose()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":

@@ -1,0 +1,216 @@
+"""Rate limiting: in memory, and shared by two instances through a real redis-server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from conftest import ORIGIN, Proxy, request_body
+from stub_upstream import KEY, MODEL, AppServer, Reply, StubUpstream, base_url, text_reply
+
+from pysite_agent.server import InternalError, create_proxy_app
+
+
+def ok(stub: StubUpstream) -> None:
+    stub.responder = lambda r: Reply(200, text_reply("openai", "ok"))
+
+
+def test_429_after_max_in_the_window_then_free_again(proxy: Any, stub: StubUpstream) -> None:
+    ok(stub)
+    p: Proxy = proxy(rate_limit={"window_ms": 1000, "max": 3})
+    statuses = [p.post(request_body()).status_code for _ in range(3)]
+    assert statuses == [200, 200, 200]
+    refused = p.post(request_body())
+    assert refused.status_code == 429
+    assert refused.json() == {
+        "error": {"code": "rate-limited", "message": "Too many requests. Try again in 1 seconds."}
+    }
+    assert refused.headers["retry-after"] == "1"
+    assert refused.headers["access-control-allow-origin"] == ORIGIN
+    assert "retry-after" in refused.headers["access-control-expose-headers"]
+    assert len(stub.requests) == 3  # a refused request never reaches upstream
+    # Another client has its own bucket.
+    assert p.post(request_body(), headers={"cf-connecting-ip": "198.51.100.1"}).status_code == 200
+    # Preflights and other origins do not count.
+    for _ in range(5):
+        p.client.options(p.url, headers={"origin": ORIGIN})
+        p.post(request_body(), origin="https://evil.example")
+    time.sleep(1.1)  # a moving window: all three hits have left it
+    assert p.post(request_body()).status_code == 200
+
+
+def test_default_rate_limit_is_20_a_minute(proxy: Any, stub: StubUpstream) -> None:
+    ok(stub)
+    p: Proxy = proxy(rate_limit=True)
+    headers = {"cf-connecting-ip": "192.0.2.20"}
+    statuses = [p.post(request_body(), headers=headers).status_code for _ in range(21)]
+    assert statuses == [200] * 20 + [429]
+    retry = int(p.post(request_body(), headers=headers).headers["retry-after"])
+    assert 50 <= retry <= 60
+
+
+def test_bad_requests_count_too(proxy: Any, stub: StubUpstream) -> None:
+    p: Proxy = proxy(rate_limit={"window_ms": 60_000, "max": 2})
+    assert p.post(None, raw=b"junk").status_code == 400
+    assert p.post(None, raw=b"junk").status_code == 400
+    assert p.post(None, raw=b"junk").status_code == 429
+
+
+def test_rate_limit_off(proxy: Any, stub: StubUpstream) -> None:
+    ok(stub)
+    p: Proxy = proxy(rate_limit=False)
+    assert all(p.post(request_body()).status_code == 200 for _ in range(25))
+
+
+def test_window_rounds_up_to_whole_seconds() -> None:
+    app = create_proxy_app(
+        provider="openai",
+        model=MODEL,
+        api_key=KEY,
+        allowed_origins=[ORIGIN],
+        rate_limit={"window_ms": 1500, "max": 1},
+    )
+    assert app._options.rate_limit is not None
+    assert app._options.rate_limit.window_s == 2
+
+
+# Redis: several instances share one count.
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    binary = shutil.which("redis-server") or (
+        "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None
+    )
+    if binary is None:
+        message = "redis-server is not installed (Debian: apt-get install redis-server)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    port = _free_port()
+    workdir = tmp_path_factory.mktemp("redis")
+    process = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+            "--protected-mode",
+            "yes",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def _instance(stub: StubUpstream, storage: str, **options: Any) -> AppServer:
+    app = create_proxy_app(
+        provider="openai",
+        model=MODEL,
+        api_key=KEY,
+        allowed_origins=[ORIGIN],
+        base_url=base_url(stub, "openai"),
+        rate_limit_storage=storage,
+        **options,
+    )
+    return AppServer(app)
+
+
+def _post(client: httpx.Client, server: AppServer, ip: str) -> httpx.Response:
+    return client.post(
+        f"{server.url}/",
+        json=request_body(),
+        headers={"origin": ORIGIN, "cf-connecting-ip": ip},
+    )
+
+
+def test_two_instances_share_the_count_in_redis(redis_url: str, stub: StubUpstream) -> None:
+    ok(stub)
+    limit = {"window_ms": 2000, "max": 4}
+    with (
+        _instance(stub, redis_url, rate_limit=limit) as one,
+        _instance(stub, redis_url, rate_limit=limit) as two,
+        httpx.Client(trust_env=False, timeout=10) as client,
+    ):
+        ip = f"203.0.113.{int(time.time()) % 200}"
+        statuses = [_post(client, server, ip).status_code for server in (one, two, one, two)]
+        assert statuses == [200, 200, 200, 200]
+        refused = _post(client, two, ip)
+        assert refused.status_code == 429
+        assert 1 <= int(refused.headers["retry-after"]) <= 2
+        assert _post(client, one, ip).status_code == 429
+        assert _post(client, one, "198.51.100.99").status_code == 200
+        # In memory, each instance would have counted alone.
+        with _instance(stub, "memory://", rate_limit=limit) as three:
+            assert _post(client, three, ip).status_code == 200
+        time.sleep(2.1)
+        assert _post(client, two, ip).status_code == 200
+
+
+def test_async_prefixed_uri_works_too(redis_url: str, stub: StubUpstream) -> None:
+    ok(stub)
+    storage = redis_url.replace("redis://", "async+redis://")
+    with (
+        _instance(stub, storage, rate_limit={"window_ms": 1000, "max": 1}) as server,
+        httpx.Client(trust_env=False, timeout=10) as client,
+    ):
+        ip = "192.0.2.77"
+        assert _post(client, server, ip).status_code == 200
+        assert _post(client, server, ip).status_code == 429
+
+
+def test_unreachable_store_fails_closed_with_500(stub: StubUpstream) -> None:
+    ok(stub)
+    errors: list[Any] = []
+    storage = f"redis://:{KEY}@127.0.0.1:{_free_port()}/0"  # nothing listens; a password in it
+    with (
+        _instance(stub, storage, rate_limit=True, on_error=errors.append) as server,
+        httpx.Client(trust_env=False, timeout=10) as client,
+    ):
+        response = _post(client, server, "192.0.2.1")
+        assert response.status_code == 500
+        assert response.json() == {
+            "error": {"code": "internal-error", "message": "Internal error."}
+        }
+        assert KEY not in response.text
+    assert stub.requests == []
+    [error] = errors
+    assert isinstance(error, InternalError)
+    assert KEY not in error.detail and KEY not in error.trace and KEY not in str(error)
