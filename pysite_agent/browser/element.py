@@ -1,0 +1,446 @@
+"""The Python side of ``<site-agent>``: what ``web/element.js`` calls, and nothing more.
+
+The element holds no agent logic. It creates one :class:`ElementController` per element with
+:func:`create_controller` and talks to it through a small boundary:
+
+JS -> Python (methods of the controller; every ``async`` one returns a JS thenable that
+resolves to a JSON **string**, never a proxy)::
+
+    configure(config_json, js_values) -> envelope(status)   # rebuilds the agent
+    status()                          -> envelope(status)
+    run(text)                         -> envelope(RunResult JSON)
+    replay(trace_json, js_values)     -> envelope(ReplayResult JSON)
+    prepare(on_progress)              -> envelope(status)   # e.g. download Chrome's model
+    tools()                           -> envelope([tool JSON, ...])
+    abort(); reset(); close()                               # synchronous
+
+``envelope(x)`` is ``{"ok": true, "value": x}`` or ``{"ok": false, "error": {"code",
+"message"}}`` where ``code`` is one of the agent's error codes (``busy``, ``aborted``, ...) or
+``config`` (the element's settings are unusable; the message is for the site owner).
+
+``status`` is ``{"model": str, "active": str | null, "availability": "available" |
+"downloadable" | "downloading" | "unavailable", "models": [{"name", "availability",
+"canPrepare"}]}``; ``active`` names the model that would answer now.
+
+Python -> JS (the ``bridge`` object the element passes to :func:`create_controller`)::
+
+    bridge.emit(event_json)                 # each agent event's to_json(), as a string
+    bridge.started(text)                    # a run was accepted (not busy)
+    bridge.confirm(request_json, signal)    # -> Promise<boolean>: the confirmation card
+
+``config_json`` is described in :mod:`pysite_agent.browser._config`. ``js_values`` is a JS
+object holding the ``element.options`` entries that are JS values, each optional:
+``model`` (``{respond(request), name?, availability?(), prepare?({onProgress, signal})}``),
+``confirm`` (``(request, {signal}) => boolean | Promise<boolean>``; replaces the card) and
+``tools`` (``{getTools(), executeTool(tool, args, {signal})}``, e.g. a shim made with
+``createModelContext()``). For :meth:`ElementController.replay`, ``confirm`` may also be the
+string ``"recorded"`` (answer as the trace's visitor did).
+
+Ownership: data crosses as JSON text or as fresh JS objects made by ``JSON.parse``, so no
+PyProxy is created per event, per confirmation or per model call. The controller itself is a
+PyProxy owned by the element, which destroys it after :meth:`ElementController.close`
+(named ``close`` because ``destroy`` is the PyProxy's own method). The
+only other PyProxy is the ``onProgress`` callback handed to a JS model's ``prepare``, destroyed
+when ``prepare`` settles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pysite_agent import (
+    SiteAgent,
+    SiteAgentError,
+    create_site_agent,
+    demo_rules,
+    first_available,
+    recorded_decisions,
+    replay,
+)
+from pysite_agent.browser import _ffi as ffi
+from pysite_agent.browser._config import ConfigError, ElementConfig, parse_config
+from pysite_agent.core.signals import AbortController, AbortSignal
+from pysite_agent.core.types import ConfirmRequest, ModelAdapter, ModelRequest
+from pysite_agent.models.base import CustomModel, availability_of
+
+AVAILABILITY_ORDER = ("available", "downloading", "downloadable")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=repr)
+
+
+def ok(value: Any = None) -> str:
+    """The success envelope, as JSON text."""
+    return _dumps({"ok": True, "value": value})
+
+
+def fail(code: str, message: str) -> str:
+    """The failure envelope, as JSON text."""
+    return _dumps({"ok": False, "error": {"code": code, "message": message}})
+
+
+# --------------------------------------------------------------------------- JS values
+
+
+class JsModel(CustomModel):
+    """A model adapter over a JS object: ``respond(request)``, optional ``name``,
+    ``availability()`` and ``prepare({onProgress, signal})``.
+
+    ``respond`` receives ``{instructions, messages, tools, signal}`` as plain JS data and must
+    return (or resolve to) ``{type: "tool", name, arguments, id?, meta?}`` or
+    ``{type: "answer", text}``.
+    """
+
+    def __init__(self, obj: Any) -> None:
+        if not callable(ffi.field(obj, "respond")):
+            raise ConfigError("options.model must be an object with a respond(request) method")
+        self._obj = obj
+        name = ffi.field(obj, "name")
+        has_availability = ffi.field(obj, "availability") is not None
+        super().__init__(
+            self._respond,
+            name=name if isinstance(name, str) and name else "custom",
+            availability=self._availability if has_availability else None,
+        )
+
+    @property
+    def can_prepare(self) -> bool:
+        return ffi.field(self._obj, "prepare") is not None
+
+    async def _availability(self) -> Any:
+        return ffi.json_to_py(await ffi.maybe_await(self._obj.availability()))
+
+    async def _respond(self, request: ModelRequest) -> Any:
+        with ffi.JsAbortLink(request.signal, for_js=ffi.is_js(self._obj)) as link:
+            payload = ffi.to_js(
+                {
+                    "instructions": request.instructions,
+                    "messages": list(request.messages),
+                    "tools": list(request.tools),
+                    "signal": link.signal,
+                }
+            )
+            reply = self._obj.respond(payload)
+            return ffi.json_to_py(await ffi.call_abortable(link, ffi.maybe_await(reply)))
+
+    async def prepare(
+        self, on_progress: Callable[[float], Any] | None = None, signal: AbortSignal | None = None
+    ) -> None:
+        """Call the JS ``prepare({onProgress, signal})`` if the object has one."""
+        if not self.can_prepare:
+            return
+
+        def progress(fraction: Any) -> None:
+            if on_progress is not None and isinstance(fraction, int | float):
+                on_progress(float(fraction))
+
+        owned = ffi.callback(progress, self._obj)
+        try:
+            with ffi.JsAbortLink(signal, for_js=ffi.is_js(self._obj)) as link:
+                options = ffi.to_js({"onProgress": owned.value, "signal": link.signal})
+                await ffi.call_abortable(link, ffi.maybe_await(self._obj.prepare(options)))
+        finally:
+            owned.destroy()
+
+
+def js_confirm(fn: Any) -> Callable[[ConfirmRequest], Any]:
+    """A ``confirm`` over a JS function ``(request, {signal}) => boolean | Promise<boolean>``.
+
+    Only a JS ``true`` allows; anything else (and a throw) denies.
+    """
+
+    async def confirm(request: ConfirmRequest) -> bool:
+        with ffi.JsAbortLink(request.signal, for_js=ffi.is_js(fn)) as link:
+            answer = fn(ffi.to_js(request.to_json()), ffi.to_js({"signal": link.signal}))
+            answer = await ffi.call_abortable(link, ffi.maybe_await(answer))
+        return answer is True
+
+    return confirm
+
+
+def build_model(config: ElementConfig, js_model: Any) -> ModelAdapter:
+    """The model chain: ``options.model`` if given, else the ``models`` tokens in order.
+
+    ``chrome`` is Chrome's built-in model, ``proxy`` posts protocol v1 to ``proxy_url``,
+    ``demo`` is demo rules (not AI). More than one token: :func:`first_available`.
+    """
+    if js_model is not None:
+        return JsModel(js_model)
+    models: list[ModelAdapter] = []
+    for token in config.models:
+        if token == "chrome":
+            from pysite_agent.models.chrome import chrome_built_in
+
+            models.append(chrome_built_in())
+        elif token == "proxy":
+            from pysite_agent.models.proxy import proxy
+
+            assert config.proxy_url is not None  # parse_config checked it
+            models.append(proxy(config.proxy_url))
+        else:
+            models.append(demo_rules())
+    return models[0] if len(models) == 1 else first_available(*models)
+
+
+def build_tools(js_tools: Any) -> Any:
+    """``options.tools`` (a JS object with ``getTools``/``executeTool``) as a tool source,
+    else the page's ``document.modelContext``."""
+    from pysite_agent.tools.model_context import ModelContextSource
+
+    if js_tools is None:
+        return ModelContextSource()
+    if ffi.field(js_tools, "getTools") is None or ffi.field(js_tools, "executeTool") is None:
+        raise ConfigError("options.tools must have getTools() and executeTool(tool, args)")
+    return ModelContextSource(model_context=js_tools)
+
+
+def _close(source: Any) -> None:
+    for name in ("close", "destroy"):
+        method = getattr(source, name, None)
+        if callable(method):
+            with contextlib.suppress(Exception):
+                method()
+            return
+
+
+# --------------------------------------------------------------------------- controller
+
+
+class ElementController:
+    """One element's agent (see the module docstring for the boundary)."""
+
+    def __init__(self, bridge: Any) -> None:
+        self._bridge = bridge
+        self._agent: SiteAgent | None = None
+        self._config: ElementConfig | None = None
+        self._config_error = "The assistant is not configured yet."
+        self._lock = asyncio.Lock()
+        self._busy = False
+        self._run: Any = None
+        self._replay: AbortController | None = None
+        self._prepare: AbortController | None = None
+        self._destroyed = False
+
+    # ---- settings
+
+    async def configure(self, config_json: str, js_values: Any = None) -> str:
+        """Build a fresh agent (fresh conversation) from the element's settings.
+
+        Waits for a running run to finish first. Returns ``envelope(status)``; on bad
+        settings ``{"ok": false, "error": {"code": "config", ...}}`` and no agent.
+        """
+        async with self._lock:
+            if self._destroyed:
+                return fail("config", "The element was removed.")
+            self._drop_agent()
+            try:
+                config = parse_config(json.loads(config_json))
+                model = build_model(config, ffi.field(js_values, "model"))
+                confirm_fn = ffi.field(js_values, "confirm")
+                if confirm_fn is not None and not callable(confirm_fn):
+                    raise ConfigError("options.confirm must be a function")
+                confirm = js_confirm(confirm_fn) if confirm_fn is not None else self._card
+                tools = build_tools(ffi.field(js_values, "tools"))
+                agent = create_site_agent(
+                    model=model,
+                    tools=tools,
+                    confirm=confirm,
+                    pre_approved=config.pre_approved,
+                    max_steps=config.max_steps,
+                    tool_timeout_ms=config.tool_timeout_ms,
+                    instructions=config.instructions,
+                    max_result_chars=config.max_result_chars,
+                )
+            except (ConfigError, ValueError, TypeError, SiteAgentError) as exc:
+                self._config_error = str(exc)
+                return fail("config", self._config_error)
+            agent.on_event(self._emit)
+            self._agent, self._config = agent, config
+        return await self.status()
+
+    async def status(self) -> str:
+        """``envelope(status)``: the model's name and availability (see the module docstring)."""
+        agent = self._agent
+        if agent is None:
+            return fail("config", self._config_error)
+        model = agent.model
+        parts = list(getattr(model, "models", None) or (model,))
+        entries = []
+        for part in parts:
+            state = await availability_of(part)
+            can_prepare = getattr(part, "can_prepare", callable(getattr(part, "prepare", None)))
+            entries.append({"name": part.name, "availability": state, "canPrepare": can_prepare})
+        states = [e["availability"] for e in entries]
+        overall = next((s for s in AVAILABILITY_ORDER if s in states), "unavailable")
+        active = next((e["name"] for e in entries if e["availability"] == "available"), None)
+        return ok(
+            {"model": model.name, "active": active, "availability": overall, "models": entries}
+        )
+
+    # ---- runs
+
+    async def run(self, text: str) -> str:
+        """Run the agent on ``text``; ``envelope(RunResult JSON)``.
+
+        Fails with ``busy`` while a run or replay is in progress, ``config`` without an agent.
+        Events go to ``bridge.emit`` as they happen (``done`` included).
+        """
+        if self._busy:
+            return fail("busy", "A run is already in progress; wait for it or press Stop.")
+        self._busy = True
+        try:
+            async with self._lock:
+                agent = self._agent
+                if agent is None:
+                    return fail("config", self._config_error)
+                try:
+                    run = agent.run(str(text))
+                except SiteAgentError as exc:
+                    return fail(exc.code, exc.message)
+                self._run = run
+                with contextlib.suppress(Exception):
+                    self._bridge.started(str(text))
+                result = await run.done
+                return ok(result.to_json())
+        finally:
+            self._run = None
+            self._busy = False
+
+    async def replay(self, trace_json: str, js_values: Any = None) -> str:
+        """Re-run a trace's tool calls without the model; ``envelope(ReplayResult JSON)``.
+
+        ``js_values.confirm``: a JS function, ``"recorded"``, or absent (the card asks).
+        ``js_values.preApproved``: names (default: the element's ``pre-approved``).
+        """
+        if self._busy:
+            return fail("busy", "A run is already in progress; wait for it or press Stop.")
+        self._busy = True
+        try:
+            async with self._lock:
+                agent, config = self._agent, self._config
+                if agent is None or config is None:
+                    return fail("config", self._config_error)
+                try:
+                    trace = json.loads(trace_json)
+                    confirm_value = ffi.field(js_values, "confirm")
+                    if confirm_value == "recorded":
+                        confirm: Any = recorded_decisions(trace)
+                    elif callable(confirm_value):
+                        confirm = js_confirm(confirm_value)
+                    else:
+                        confirm = self._card
+                    approved = ffi.json_to_py(ffi.field(js_values, "preApproved"))
+                    controller = self._replay = AbortController()
+                    result = await replay(
+                        trace,
+                        tools=agent.source,
+                        confirm=confirm,
+                        pre_approved=config.pre_approved if approved is None else approved,
+                        tool_timeout_ms=config.tool_timeout_ms,
+                        max_result_chars=config.max_result_chars,
+                        signal=controller.signal,
+                    )
+                except SiteAgentError as exc:
+                    return fail(exc.code, exc.message)
+                except (ValueError, TypeError) as exc:
+                    return fail("config", f"Not a trace v1: {exc}")
+                return ok(result.to_json())
+        finally:
+            self._replay = None
+            self._busy = False
+
+    def abort(self) -> None:
+        """Stop the running run or replay (a pending card closes as denied)."""
+        if self._run is not None:
+            self._run.abort("stopped by the visitor")
+        if self._replay is not None:
+            self._replay.abort("stopped by the visitor")
+
+    def reset(self) -> None:
+        """Start a fresh conversation (aborts a running run)."""
+        self.abort()
+        if self._agent is not None:
+            self._agent.reset()
+
+    async def tools(self) -> str:
+        """``envelope([{name, title, description, inputSchema?, annotations?}, ...])``."""
+        if self._agent is None:
+            return fail("config", self._config_error)
+        try:
+            listed = await self._agent.tools()
+        except SiteAgentError as exc:
+            return fail(exc.code, exc.message)
+        return ok([tool.to_json() for tool in listed])
+
+    async def prepare(self, on_progress: Any = None) -> str:
+        """Prepare the model (Chrome: download the on-device model). Call it from a click.
+
+        ``on_progress(fraction)`` (a JS function) receives 0..1. Returns ``envelope(status)``;
+        a failed download is ``{"ok": false, "error": {"code": "model-error" | ..., ...}}``.
+        """
+        agent = self._agent
+        if agent is None:
+            return fail("config", self._config_error)
+        prepare = getattr(agent.model, "prepare", None)
+        if prepare is None:
+            return await self.status()
+
+        def progress(fraction: Any) -> None:
+            if on_progress is not None and not ffi.is_none(on_progress):
+                with contextlib.suppress(Exception):
+                    on_progress(float(fraction))
+
+        controller = self._prepare = AbortController()
+        try:
+            await ffi.maybe_await(prepare(progress, controller.signal))
+        except SiteAgentError as exc:
+            return fail(exc.code, exc.message)
+        except Exception as exc:  # noqa: BLE001 - shown to the visitor, never raised into JS
+            name = getattr(exc, "name", None) or type(exc).__name__
+            return fail("model-error", f"{name}: {exc}")
+        finally:
+            self._prepare = None
+        return await self.status()
+
+    def close(self) -> None:
+        """Abort everything and release what the controller holds (idempotent)."""
+        self._destroyed = True
+        self.abort()
+        if self._prepare is not None:
+            self._prepare.abort("destroyed")
+        self._drop_agent()
+        self._bridge = None
+
+    # ---- internals
+
+    def _drop_agent(self) -> None:
+        agent, self._agent = self._agent, None
+        if agent is not None:
+            agent.on_event(None)
+            agent.reset()
+            _close(agent.source)
+
+    def _emit(self, event: Any) -> None:
+        bridge = self._bridge
+        if bridge is not None:
+            bridge.emit(_dumps(event.to_json()))
+
+    async def _card(self, request: ConfirmRequest) -> bool:
+        """Ask through the element's confirmation card; only a JS ``true`` allows."""
+        bridge = self._bridge
+        if bridge is None:
+            return False
+        with ffi.JsAbortLink(request.signal, for_js=ffi.is_js(bridge)) as link:
+            answer = bridge.confirm(_dumps(request.to_json()), link.signal)
+            answer = await ffi.call_abortable(link, ffi.maybe_await(answer))
+        return answer is True
+
+
+def create_controller(bridge: Any) -> ElementController:
+    """The controller for one element; ``bridge`` is the JS object described above."""
+    return ElementController(bridge)

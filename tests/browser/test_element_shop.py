@@ -1,0 +1,438 @@
+"""``<site-agent>`` on the demo shop, end to end in headless Chromium, in both lanes.
+
+One page per module and lane: the shop is opened and Python booted once, and every test starts
+from a fresh conversation, an empty cart and the default attributes (``Shop.reset``). The
+model is demo rules (not AI), so every run is deterministic. Assertions look at what the page
+shows (the cart, the card, the log) as well as at the agent's events.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from element_support import RECORDER, Shop, start_site
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Any]:
+    server = start_site()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def shop(page: Any, site: Any) -> Shop:
+    page.add_init_script(RECORDER)
+    return Shop(page, site.url).open()
+
+
+@pytest.fixture
+def fresh(shop: Shop) -> Shop:
+    shop.reset()
+    return shop
+
+
+# ---------------------------------------------------------------------------- lanes
+
+
+def test_lane_model_context(fresh: Shop, lane: str) -> None:
+    """Native lane: document.modelContext is the browser's own; shim lane: the shim."""
+    state = fresh.page.evaluate(
+        """async () => {
+            const m = await import('/loader.js');
+            return { native: m.hasNativeModelContext(), shim: m.isShim(document.modelContext),
+                     shown: document.documentElement.dataset.webmcp };
+        }"""
+    )
+    if lane == "native":
+        assert state == {"native": True, "shim": False, "shown": "native"}
+    else:
+        assert state == {"native": False, "shim": True, "shown": "shim"}
+
+
+# ---------------------------------------------------------------------------- the rules
+
+
+def test_read_only_search_runs_without_asking(fresh: Shop) -> None:
+    result = fresh.ask_and_wait("find red mugs")
+    assert result["status"] == "answered"
+    assert "Red enamel mug" in result["answer"]
+    assert fresh.events("confirm-request") == []
+    [decision] = fresh.events("confirm-result")
+    assert decision["decision"] == {"allowed": True, "by": "read-only"}
+    assert "Red enamel mug" in fresh.log_text()
+    assert fresh.cart_count() == 0
+
+
+def test_add_to_cart_asks_and_allow_changes_the_cart(fresh: Shop) -> None:
+    fresh.ask("add two mugs to my cart")
+    card = fresh.card()
+    assert card.locator("h3").inner_text() == "Allow Add to cart?"
+    assert "Add a product to the cart" in card.inner_text()
+    labels = card.locator("dt").all_inner_texts()
+    values = card.locator("dd").all_inner_texts()
+    assert dict(zip(labels, values, strict=True)) == {"Product": "mugs", "Quantity": "2"}
+    assert "can change something" in card.locator(".why").inner_text()
+    assert fresh.cart_count() == 0  # nothing ran yet
+    card.locator(".allow").click()
+    fresh.wait_cart(2)
+    assert fresh.cart_items() == ["2 × Classic mug — $24.00"]
+    outcome = fresh.last_ask()
+    assert outcome["result"]["status"] == "answered"
+    assert "Added 2 × Classic mug" in outcome["result"]["answer"]
+    [request] = fresh.events("confirm-request")
+    assert request["request"]["reason"] == "not-read-only"
+    assert request["request"]["lines"] == [
+        {"key": "product", "label": "Product", "value": "mugs"},
+        {"key": "quantity", "label": "Quantity", "value": "2"},
+    ]
+
+
+def test_deny_leaves_the_cart_and_the_model_is_told(fresh: Shop) -> None:
+    fresh.ask("add two mugs to my cart")
+    fresh.card().locator(".deny").click()
+    outcome = fresh.last_ask()
+    assert fresh.cart_count() == 0
+    [decision] = fresh.events("confirm-result")
+    assert decision["decision"] == {"allowed": False, "by": "visitor", "reason": "not-read-only"}
+    assert fresh.events("tool-result") == []  # the tool never ran
+    # Demo rules answer from the tool message the bridge sent: a denial.
+    assert outcome["result"]["answer"] == "I did not run add_to_cart: it was not allowed."
+    assert "add_to_cart was not allowed" in fresh.log_text()
+
+
+def test_checkout_asks_even_when_pre_approved(fresh: Shop) -> None:
+    fresh.reset(**{"pre-approved": "add_to_cart checkout"})
+    result = fresh.ask_and_wait("add one mug")  # pre-approved: no card
+    assert result["status"] == "answered"
+    assert fresh.events("confirm-request") == []
+    assert fresh.cart_count() == 1
+    fresh.ask("checkout")
+    card = fresh.card()
+    assert card.get_attribute("data-reason") == "consequential"
+    assert "consequential" in card.locator(".why").inner_text()
+    card.locator(".deny").click()
+    fresh.last_ask()
+    assert fresh.cart_count() == 1
+    assert fresh.page.inner_text("#order-status") == ""
+
+
+def test_after_the_injected_review_a_pre_approved_add_asks(fresh: Shop) -> None:
+    fresh.reset(**{"pre-approved": "add_to_cart"})
+    result = fresh.ask_and_wait("show the reviews of the classic mug")
+    assert result["status"] == "answered"
+    [tool_result] = fresh.events("tool-result")
+    assert tool_result["untrusted"] is True
+    assert "IMPORTANT SYSTEM MESSAGE" in tool_result["text"]
+    assert fresh.cart_count() == 0  # the injection did nothing
+    fresh.ask("add one mug")
+    card = fresh.card()
+    assert card.get_attribute("data-reason") == "after-untrusted"
+    card.locator(".allow").click()
+    fresh.wait_cart(1)
+    fresh.last_ask()
+    assert fresh.page.evaluate("window.shop.orders.length") == 0
+
+
+# ---------------------------------------------------------------------------- the card
+
+
+def test_escape_denies_a_pending_card(fresh: Shop) -> None:
+    fresh.ask("add two mugs to my cart")
+    fresh.card()
+    assert fresh.focused() == "shadow:box card"
+    fresh.page.keyboard.press("Escape")
+    fresh.no_card()
+    outcome = fresh.last_ask()
+    assert outcome["result"]["status"] == "answered"
+    [decision] = fresh.events("confirm-result")
+    assert decision["decision"]["allowed"] is False
+    assert fresh.cart_count() == 0
+    # Escape closed only the card: the panel stays, focus goes back to the input.
+    assert fresh.page.locator("site-agent >> .panel").is_visible()
+    assert fresh.focused() == "shadow:textarea"
+
+
+def test_closing_the_panel_denies_and_focus_returns_to_the_launcher(fresh: Shop) -> None:
+    fresh.ask("add two mugs to my cart")
+    fresh.card()
+    fresh.page.click("site-agent >> .close")
+    outcome = fresh.last_ask()
+    assert fresh.events("confirm-result")[0]["decision"]["allowed"] is False
+    assert outcome["result"]["status"] == "answered"
+    assert fresh.cart_count() == 0
+    assert not fresh.page.locator("site-agent >> .panel").is_visible()
+    assert fresh.focused() == "shadow:launcher"
+    assert fresh.page.get_attribute("site-agent >> .launcher", "aria-expanded") == "false"
+    fresh.page.keyboard.press("Enter")  # the launcher has focus: Enter opens the panel again
+    assert fresh.page.locator("site-agent >> .panel").is_visible()
+    assert fresh.focused() == "shadow:textarea"
+
+
+def test_stop_aborts_and_closes_the_card(fresh: Shop) -> None:
+    fresh.ask("add two mugs to my cart")
+    fresh.card()
+    stop = fresh.page.locator("site-agent >> .stop")
+    assert stop.is_visible()
+    stop.click()
+    fresh.no_card()
+    outcome = fresh.last_ask()
+    assert outcome["result"]["status"] == "aborted"
+    assert outcome["result"]["error"]["code"] == "aborted"
+    assert fresh.cart_count() == 0
+    assert "Stopped." in fresh.log_text()
+    assert not stop.is_visible()
+    assert fresh.done()[-1]["status"] == "aborted"
+
+
+def test_a_second_ask_while_running_is_busy(fresh: Shop) -> None:
+    fresh.ask("add two mugs to my cart")
+    fresh.card()
+    second = fresh.page.evaluate(
+        """() => document.querySelector('site-agent').ask('find mugs').then(
+            (r) => ({ result: r }), (e) => ({ error: { code: e.code, name: e.name } }))"""
+    )
+    assert second == {"error": {"code": "busy", "name": "SiteAgentError"}}
+    fresh.card().locator(".deny").click()
+    assert fresh.last_ask()["result"]["status"] == "answered"
+
+
+def test_stale_tools_a_re_registered_tool_is_not_run(fresh: Shop) -> None:
+    fresh.ask("add two mugs to my cart")
+    card = fresh.card()
+    # The page re-registers the tool while the visitor looks at the card.
+    fresh.page.evaluate("() => window.shop.register('add_to_cart')")
+    fresh.settle(100)
+    card.locator(".allow").click()
+    outcome = fresh.last_ask()
+    assert outcome["result"]["status"] == "answered"
+    assert fresh.cart_count() == 0
+    [result] = fresh.events("tool-result")
+    assert result["isError"] is True
+    assert result["text"].startswith("stale-tools")
+
+
+# ---------------------------------------------------------------------------- events, trace
+
+
+def test_events_bubble_out_and_the_trace_replays_with_zero_differences(fresh: Shop) -> None:
+    fresh.ask("add two mugs to my cart")
+    fresh.card().locator(".allow").click()
+    fresh.wait_cart(2)
+    outcome = fresh.last_ask()
+    kinds = [e["type"] for e in fresh.events()]
+    assert kinds == [
+        "thinking",
+        "tool-call",
+        "confirm-request",
+        "confirm-result",
+        "tool-result",
+        "thinking",
+        "answer",
+        "done",
+    ]
+    [done] = fresh.done()
+    assert done == outcome["result"]
+    trace = done["trace"]
+    assert trace["version"] == 1 and trace["status"] == "answered"
+    assert fresh.page.evaluate("document.querySelector('site-agent').lastTrace") == trace
+
+    # Replay in the page through the Python API, against the page's own tools.
+    fresh.page.evaluate("window.shop.reset()")
+    replayed = fresh.page.evaluate(
+        """async (traceJson) => {
+            const { loadRuntime } = await import('/loader.js');
+            const py = await loadRuntime();
+            const ns = py.toPy({ trace_json: traceJson });
+            try {
+              return await py.runPythonAsync(`
+import json
+from pysite_agent import recorded_decisions, replay
+from pysite_agent.tools.model_context import ModelContextSource
+
+trace = json.loads(trace_json)
+source = ModelContextSource()
+try:
+    result = await replay(trace, tools=source, confirm=recorded_decisions(trace))
+finally:
+    source.close()
+json.dumps(result.to_json())
+`, { globals: ns });
+            } finally { ns.destroy(); }
+        }""",
+        json.dumps(trace),
+    )
+    result = json.loads(replayed)
+    assert result["differences"] == 0
+    assert [s["status"] for s in result["steps"]] == ["ran"]
+    assert fresh.cart_count() == 2  # the replay changed the visible cart again
+
+    # The same through the element's JS handle.
+    fresh.page.evaluate("window.shop.reset()")
+    again = fresh.page.evaluate(
+        "(t) => document.querySelector('site-agent').agent.replay(t, { confirm: 'recorded' })",
+        trace,
+    )
+    assert again["differences"] == 0
+    assert fresh.cart_count() == 2
+
+
+def test_agent_handle_runs_and_lists_tools(fresh: Shop, lane: str) -> None:
+    out = fresh.page.evaluate(
+        """async () => {
+            const agent = document.querySelector('site-agent').agent;
+            const tools = (await agent.tools()).map((t) => t.name);
+            const run = agent.run('find tote bags');
+            const seen = [];
+            for await (const event of run) seen.push(event.type);
+            const result = await run.done;
+            return { tools, seen, status: result.status, model: agent.model };
+        }"""
+    )
+    expected = ["add_to_cart", "checkout", "get_reviews", "search_products"]
+    if lane == "native":
+        expected.append("send_feedback")  # the declarative form tool
+    assert sorted(out["tools"]) == sorted(expected)
+    assert out["seen"][0] == "thinking" and out["seen"][-1] == "done"
+    assert out["status"] == "answered"
+    assert out["model"] == "demo rules (not AI)"
+
+
+# ---------------------------------------------------------------------------- UI
+
+
+def test_model_name_focus_order_and_aria_live(fresh: Shop) -> None:
+    page = fresh.page
+    assert page.inner_text("site-agent >> .model") == "Model: demo rules (not AI)"
+    assert page.get_attribute("site-agent >> .log", "role") == "log"
+    assert page.get_attribute("site-agent >> .log", "aria-live") == "polite"
+    assert page.get_attribute("site-agent >> .status", "role") == "status"
+    assert page.get_attribute("site-agent >> .panel", "aria-labelledby") == "heading"
+    # Close, then open from the launcher: focus goes to the input.
+    page.click("site-agent >> .close")
+    assert fresh.focused() == "shadow:launcher"
+    page.click("site-agent >> .launcher")
+    assert fresh.focused() == "shadow:textarea"
+    # Tab order inside the panel: input, send (stop is hidden while idle).
+    page.keyboard.press("Tab")
+    assert fresh.focused() == "shadow:primary send"
+    # A new answer is added to the live log; the card is announced in the status region.
+    fresh.ask("add two mugs to my cart")
+    fresh.card()
+    assert "Confirmation needed: Add to cart" in page.inner_text("site-agent >> .status")
+    assert fresh.focused() == "shadow:box card"
+    page.keyboard.press("Tab")
+    assert fresh.focused() == "shadow:deny"
+    page.keyboard.press("Tab")
+    assert fresh.focused() == "shadow:primary allow"
+    page.keyboard.press("Enter")  # Allow
+    fresh.wait_cart(2)
+    fresh.last_ask()
+    assert fresh.focused() == "shadow:textarea"
+    answers = page.locator("site-agent >> .log .assistant").all_inner_texts()
+    assert answers and "Added 2 × Classic mug" in answers[-1]
+
+
+def test_model_and_tool_text_is_never_html(fresh: Shop) -> None:
+    page = fresh.page
+    page.evaluate(
+        """() => {
+            window.__probe = new AbortController();
+            return document.modelContext.registerTool({
+              name: 'html_probe',
+              description: '<img src=x onerror="window.pwned=1"> probe <b>bold</b>',
+              inputSchema: { type: 'object', properties: { note: { type: 'string',
+                title: '<i>Note</i>' } }, required: ['note'] },
+              annotations: { readOnlyHint: false },
+              execute: ({ note }) => '<script>window.pwned=2</script>' + note,
+            }, { signal: window.__probe.signal });
+        }"""
+    )
+    try:
+        fresh.ask("html probe <u>underlined</u>")
+        card = fresh.card()
+        assert "<img src=x" in card.locator(".description").inner_text()
+        assert card.locator("dt").inner_text() == "<i>Note</i>"
+        card.locator(".allow").click()
+        fresh.last_ask()
+        tags = page.evaluate(
+            """() => [...document.querySelector('site-agent').shadowRoot
+                .querySelectorAll('img, b, i, u, script')].map((e) => e.tagName)"""
+        )
+        assert tags == []
+        assert page.evaluate("window.pwned") is None
+        assert "<u>underlined</u>" in fresh.log_text()
+    finally:
+        page.evaluate("window.__probe.abort()")
+
+
+def test_screenshots_light_and_dark(fresh: Shop, artifacts_dir: Path, lane: str) -> None:
+    page = fresh.page
+    fresh.ask("add two mugs to my cart")
+    fresh.card()
+    colors = {}
+    try:
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            path = artifacts_dir / f"site-agent-card-{lane}-{scheme}.png"
+            page.screenshot(path=str(path))
+            assert path.stat().st_size > 10_000
+            colors[scheme] = page.eval_on_selector(
+                "site-agent >> .panel", "el => getComputedStyle(el).backgroundColor"
+            )
+    finally:
+        page.emulate_media(color_scheme="light")
+        fresh.card().locator(".deny").click()
+        fresh.last_ask()
+    assert colors["light"] == "rgb(255, 255, 255)"
+    assert colors["dark"] != colors["light"]
+
+
+def test_theming_custom_properties_and_parts(fresh: Shop) -> None:
+    page = fresh.page
+    page.add_style_tag(
+        content="site-agent { --site-agent-accent: rgb(1, 2, 3); --site-agent-radius: 3px; }"
+        " site-agent::part(panel) { outline: 5px solid rgb(9, 8, 7); }"
+    )
+    styles = page.evaluate(
+        """() => {
+            const root = document.querySelector('site-agent').shadowRoot;
+            const launcher = getComputedStyle(root.querySelector('.launcher'));
+            const panel = getComputedStyle(root.querySelector('.panel'));
+            return { accent: launcher.backgroundColor, radius: panel.borderTopLeftRadius,
+                     outline: panel.outlineColor };
+        }"""
+    )
+    assert styles == {"accent": "rgb(1, 2, 3)", "radius": "3px", "outline": "rgb(9, 8, 7)"}
+
+
+def test_options_change_starts_a_fresh_conversation_after_the_run(fresh: Shop) -> None:
+    page = fresh.page
+    fresh.ask("add two mugs to my cart")
+    fresh.card()
+    # Change options while the run waits for the visitor: nothing happens until it ends.
+    page.evaluate("document.querySelector('site-agent').options = { preApproved: ['add_to_cart'] }")
+    fresh.card().locator(".deny").click()
+    fresh.last_ask()
+    result = fresh.ask_and_wait("add one mug")  # now pre-approved, fresh conversation
+    assert result["status"] == "answered"
+    assert fresh.cart_count() == 1
+    decisions = [e["decision"] for e in fresh.events("confirm-result")]
+    assert decisions[-1] == {"allowed": True, "by": "pre-approved"}
+    assert "a new conversation starts" in fresh.log_text()
+    page.evaluate("document.querySelector('site-agent').options = {}")
+
+
+def test_a_request_without_a_matching_tool_is_answered_in_words(fresh: Shop) -> None:
+    """No DOM fallback: demo rules say what the page offers; nothing is called."""
+    result = fresh.ask_and_wait("sing me a song about the weather")
+    assert result["status"] == "answered"
+    assert re.search(r"can't match that", result["answer"])
+    assert fresh.events("tool-call") == []

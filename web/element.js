@@ -1,0 +1,803 @@
+// <site-agent>: the launcher, the panel, the confirmation card. No agent logic lives here:
+// the Python controller (pysite_agent/browser/element.py) runs the agent; this file renders
+// its events and forwards the visitor's decisions. Model and tool text is always set with
+// textContent, never as HTML.
+import { styles } from './element-styles.js';
+import { createModelContext } from './webmcp-shim.js';
+
+// ---------------------------------------------------------------------------- strings
+
+/** Every visible string; override any of them with `element.strings = {...}`. */
+export const DEFAULT_STRINGS = {
+  label: 'Ask this site',
+  placeholder: 'What can I do for you?',
+  send: 'Send',
+  stop: 'Stop',
+  close: 'Close',
+  you: 'You:',
+  assistant: 'Assistant:',
+  loading: 'Starting the assistant…',
+  'loading.runtime': 'Loading Python…',
+  'loading.packages': 'Loading packages…',
+  'loading.import': 'Starting the agent…',
+  'loading.agent': 'Starting the agent…',
+  loadFailed: 'The assistant could not start.',
+  loadFailedHelp: 'Check your connection and try again.',
+  retry: 'Try again',
+  ready: 'Ready.',
+  model: 'Model: {model}',
+  thinking: 'Thinking…',
+  working: 'Working…',
+  toolRunning: 'Using {tool}…',
+  toolDone: '{tool}: done.',
+  toolFailed: '{tool} did not work: {text}',
+  toolDenied: 'Not done: {tool} was not allowed.',
+  toolNavigated: '{tool} opened another page.',
+  stopped: 'Stopped.',
+  busy: 'Still working on your last message. Wait for it, or press Stop.',
+  newConversation: 'Settings changed: a new conversation starts.',
+  confirmHeading: 'Allow {tool}?',
+  confirmAnnounce: 'Confirmation needed: {tool}. Allow or deny.',
+  noDetails: 'No details.',
+  allow: 'Allow',
+  deny: 'Deny',
+  allowed: 'Allowed.',
+  denied: 'Denied.',
+  'reason.not-read-only': 'This action can change something on this site, so it asks you first.',
+  'reason.consequential': 'The site marked this action as consequential (for example, it places an order), so it always asks.',
+  'reason.after-untrusted': 'Text from outside the site (such as reviews) is in this conversation, so every change asks you first.',
+  'reason.annotations-unknown': 'The site did not say what this action does, so it asks you first.',
+  noModel: 'No AI model is available in this browser.',
+  noModelVisitor: 'This assistant uses Chrome’s built-in AI model, which this browser or device does not have. You can use the site as usual, or try desktop Chrome with the on-device model enabled.',
+  noModelOwner: 'Site owner: set proxy-url to your own endpoint so every visitor gets a model, or use models="demo" to try the flow without AI.',
+  download: 'Download the on-device model',
+  downloadHelp: 'Your browser downloads the model once (it is large). Nothing downloads until you click.',
+  downloading: 'Downloading the model… {percent}%',
+  downloadFailed: 'The download did not finish: {message}',
+  configError: 'This assistant is not set up correctly: {message}',
+  'error.model-unavailable': 'No model can answer on this device right now.',
+  'error.model-download-required': 'The on-device model must be downloaded first.',
+  'error.max-steps': 'I could not finish that in the allowed number of steps.',
+  'error.no-tools': 'This page offers no tools I can use.',
+  error: 'Something went wrong: {message}',
+};
+
+const fmt = (text, values = {}) =>
+  String(text).replace(/\{(\w+)\}/g, (m, key) => (key in values ? String(values[key]) : m));
+
+// ---------------------------------------------------------------------------- runtime
+
+let base = new URL('../', import.meta.url).href; // the folder of loader.js
+const runtimeOptions = {};
+let runtime = null;
+const progressListeners = new Set();
+
+/** Marks for the benchmarks: performance.getEntriesByName('site-agent:ready'). */
+const mark = (name) => {
+  try {
+    performance.mark(`site-agent:${name}`);
+  } catch {}
+};
+
+/**
+ * Where Python comes from (call before the first panel opens; `window.pysiteAgent` is read
+ * too, and loses to this). Options: `indexURL` (Pyodide's folder; default `pyodide/` next to
+ * loader.js), `lockFileURL`, `packages`, `pyodide` (a running Pyodide, a promise of one or a
+ * function returning either: PyScript pages), `bootURL` (default `web/boot.js`).
+ */
+export function configureRuntime(options = {}) {
+  Object.assign(runtimeOptions, options);
+}
+
+export function setBaseURL(url) {
+  base = new URL('./', url).href;
+}
+
+function runtimeSettings() {
+  const o = { ...(globalThis.pysiteAgent || {}), ...runtimeOptions };
+  const dir = (url) => {
+    const href = new URL(url, base).href;
+    return href.endsWith('/') ? href : `${href}/`;
+  };
+  const out = { indexURL: dir(o.indexURL ?? 'pyodide/') };
+  if (o.lockFileURL) out.lockFileURL = new URL(o.lockFileURL, base).href;
+  if (o.packages) out.packages = o.packages;
+  return { settings: out, pyodide: o.pyodide, bootURL: new URL(o.bootURL ?? 'web/boot.js', base).href };
+}
+
+/**
+ * Starts Python once per page (later calls share it) and resolves to the Pyodide instance
+ * with pysite_agent installed. `onProgress(p)` gets boot.js's progress reports. A failed
+ * start can be retried by calling again.
+ */
+export function loadRuntime({ onProgress } = {}) {
+  if (onProgress) progressListeners.add(onProgress);
+  if (!runtime) {
+    runtime = (async () => {
+      mark('boot-start');
+      const { settings, pyodide, bootURL } = runtimeSettings();
+      let given = typeof pyodide === 'function' ? pyodide() : pyodide;
+      given = await given;
+      const { bootPython } = await import(bootURL);
+      const py = await bootPython({
+        ...settings,
+        pyodide: given ?? undefined,
+        onProgress: (p) => {
+          if (p?.phase && (p.loaded === 0 || p.loaded === p.total)) {
+            mark(`${p.phase}:${p.loaded === p.total ? 'end' : 'start'}`);
+          }
+          for (const fn of progressListeners) {
+            try {
+              fn(p);
+            } catch {}
+          }
+        },
+      });
+      mark('boot-end');
+      return py;
+    })();
+    runtime.catch(() => {
+      runtime = null;
+    });
+  }
+  const done = () => onProgress && progressListeners.delete(onProgress);
+  runtime.then(done, done);
+  return runtime;
+}
+
+// ---------------------------------------------------------------------------- helpers
+
+function h(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'text') el.textContent = value;
+    else if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
+    else el.setAttribute(key, value === true ? '' : value);
+  }
+  for (const child of children) if (child) el.append(child);
+  return el;
+}
+
+function agentError(error) {
+  const e = new Error(error?.message || 'unknown error');
+  e.name = 'SiteAgentError';
+  e.code = error?.code || 'model-error';
+  return e;
+}
+
+const unwrap = (text) => {
+  const envelope = JSON.parse(text);
+  if (!envelope.ok) throw agentError(envelope.error);
+  return envelope.value;
+};
+
+const PHASES = { runtime: [0, 0.75], packages: [0.75, 0.9], import: [0.9, 0.97], agent: [0.97, 1] };
+
+const ATTRS = ['proxy-url', 'models', 'pre-approved', 'max-steps', 'instructions'];
+const JS_VALUES = ['model', 'confirm', 'tools'];
+
+// ---------------------------------------------------------------------------- element
+
+export class SiteAgentElement extends HTMLElement {
+  static observedAttributes = ['label', 'heading', 'placeholder', 'open', 'preload', ...ATTRS];
+
+  #ui = {};
+  #options = {};
+  #strings = {};
+  #controller = null;
+  #ready = null; // promise: Python + agent
+  #state = 'idle'; // idle | loading | failed | ready
+  #status = null; // the controller's status
+  #configError = null;
+  #running = false;
+  #card = null;
+  #lastTrace = null;
+  #configuring = null; // promise of the latest queued configure()
+  #configQueued = false;
+  #runs = new Set(); // agent.run() handles waiting for events
+  #handle = null;
+  #progressLine = null;
+  #tools = new Map(); // call id -> note element
+
+  constructor() {
+    super();
+    const root = this.attachShadow({ mode: 'open' });
+    const ui = this.#ui;
+    const style = document.createElement('style');
+    style.textContent = styles;
+    ui.launcher = h('button', {
+      part: 'launcher', class: 'launcher', type: 'button', 'aria-expanded': 'false',
+      'aria-controls': 'panel', onclick: () => (this.#isOpen() ? this.hide() : this.show()),
+    });
+    ui.heading = h('h2', { id: 'heading' });
+    ui.model = h('span', { class: 'model', part: 'model' });
+    ui.close = h('button', { class: 'close', type: 'button', onclick: () => this.hide() }, '×');
+    ui.log = h('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-relevant': 'additions' });
+    ui.setup = h('div', { class: 'setup' });
+    ui.cardSlot = h('div', { class: 'card-slot' });
+    ui.body = h('div', { class: 'body' }, ui.setup, ui.log, ui.cardSlot);
+    ui.status = h('div', { class: 'status', role: 'status', 'aria-live': 'polite' });
+    ui.input = h('textarea', { rows: '1', name: 'message', autocomplete: 'off' });
+    ui.send = h('button', { class: 'primary send', type: 'submit' });
+    ui.stop = h('button', { class: 'danger stop', type: 'button', hidden: true, onclick: () => this.stop() });
+    ui.form = h('form', { onsubmit: (e) => this.#submit(e) }, ui.input, ui.send, ui.stop);
+    ui.input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        ui.form.requestSubmit();
+      }
+    });
+    ui.panel = h('section', {
+      part: 'panel', class: 'panel', id: 'panel', role: 'dialog', 'aria-labelledby': 'heading', hidden: true,
+    }, h('header', {}, h('div', { class: 'titles' }, ui.heading, ui.model), ui.close), ui.body, ui.status, ui.form);
+    ui.panel.addEventListener('keydown', (e) => this.#keydown(e));
+    root.append(style, ui.launcher, ui.panel);
+    this.#texts();
+  }
+
+  // ---- lifecycle
+
+  connectedCallback() {
+    this.#texts();
+    if (this.hasAttribute('open')) this.show({ focus: false });
+    if (this.hasAttribute('preload')) {
+      const start = () => this.isConnected && this.#boot().catch(() => {});
+      if (globalThis.requestIdleCallback) requestIdleCallback(start, { timeout: 5000 });
+      else setTimeout(start, 1000);
+    }
+  }
+
+  disconnectedCallback() {
+    queueMicrotask(() => {
+      if (!this.isConnected) this.#destroy();
+    });
+  }
+
+  attributeChangedCallback(name, old, value) {
+    if (old === value) return;
+    if (name === 'open') {
+      if (value === null) this.hide();
+      else if (this.isConnected) this.show({ focus: false });
+    } else if (ATTRS.includes(name)) {
+      this.#scheduleConfigure();
+    } else {
+      this.#texts();
+    }
+  }
+
+  // ---- public API
+
+  /** Options (win over attributes). Setting them starts a fresh conversation (after a run). */
+  get options() {
+    return { ...this.#options };
+  }
+
+  set options(value) {
+    this.#options = { ...(value || {}) };
+    if (this.#options.strings) this.strings = this.#options.strings;
+    this.#scheduleConfigure();
+  }
+
+  configure(partial = {}) {
+    this.options = { ...this.#options, ...partial };
+  }
+
+  get strings() {
+    return { ...DEFAULT_STRINGS, ...this.#strings };
+  }
+
+  set strings(value) {
+    this.#strings = { ...this.#strings, ...(value || {}) };
+    this.#texts();
+  }
+
+  /** 'idle' (no Python yet), 'loading', 'failed' or 'ready'. */
+  get state() {
+    return this.#state;
+  }
+
+  get lastTrace() {
+    return this.#lastTrace;
+  }
+
+  /** A JS handle on the Python agent: run, reset, tools, replay. */
+  get agent() {
+    if (!this.#handle) {
+      const self = this;
+      this.#handle = {
+        run: (message) => self.#runHandle(message),
+        reset: () => self.reset(),
+        tools: async () => unwrap(await (await self.#boot()).tools()),
+        replay: async (trace, options = {}) => {
+          const controller = await self.#boot();
+          const text = typeof trace === 'string' ? trace : JSON.stringify(trace);
+          return unwrap(await controller.replay(text, options));
+        },
+        get running() {
+          return self.#running;
+        },
+        get model() {
+          return self.#status?.model ?? null;
+        },
+      };
+    }
+    return this.#handle;
+  }
+
+  show({ focus = true } = {}) {
+    const ui = this.#ui;
+    const wasOpen = this.#isOpen();
+    ui.panel.hidden = false;
+    ui.launcher.setAttribute('aria-expanded', 'true');
+    if (focus) ui.input.focus();
+    if (!wasOpen) {
+      mark('open');
+      this.#boot().catch(() => {});
+    }
+  }
+
+  hide() {
+    const ui = this.#ui;
+    if (!this.#isOpen()) return;
+    this.#card?.finish(false);
+    const inside = this.shadowRoot.activeElement !== null;
+    ui.panel.hidden = true;
+    ui.launcher.setAttribute('aria-expanded', 'false');
+    if (inside || document.activeElement === this || document.activeElement === document.body) ui.launcher.focus();
+  }
+
+  /** Sends `text` as the visitor would; resolves to the RunResult (rejects with code busy). */
+  async ask(text) {
+    this.show({ focus: false });
+    return this.#run(String(text ?? ''));
+  }
+
+  /** Stops the running run; a pending card closes as denied. */
+  stop() {
+    this.#card?.finish(false);
+    this.#controller?.abort();
+  }
+
+  /** A fresh conversation: aborts a run, clears the log. */
+  reset() {
+    this.#card?.finish(false);
+    this.#controller?.reset();
+    this.#ui.log.replaceChildren();
+    this.#tools.clear();
+  }
+
+  // ---- boot
+
+  #boot() {
+    if (this.#ready) return this.#ready;
+    this.#ready = (async () => {
+      this.#setState('loading');
+      const py = await loadRuntime({ onProgress: (p) => this.#bootProgress(p) });
+      this.#bootProgress({ phase: 'agent' });
+      const mod = py.pyimport('pysite_agent.browser.element');
+      try {
+        this.#controller = mod.create_controller(this.#bridge());
+      } finally {
+        mod.destroy?.();
+      }
+      await this.#configure(false);
+      mark('ready');
+      this.#setState('ready');
+      return this.#controller;
+    })();
+    this.#ready.catch((error) => {
+      this.#ready = null;
+      this.#release();
+      this.#setState('failed', error);
+    });
+    return this.#ready;
+  }
+
+  #bridge() {
+    return {
+      emit: (json) => this.#event(JSON.parse(json)),
+      started: (text) => this.#started(text),
+      confirm: (json, signal) => this.#confirm(JSON.parse(json), signal),
+    };
+  }
+
+  #settings() {
+    const o = this.#options;
+    const attr = (name) => this.getAttribute(name);
+    const config = {
+      models: o.models ?? attr('models'),
+      proxyUrl: o.proxyUrl ?? attr('proxy-url'),
+      preApproved: o.preApproved ?? attr('pre-approved'),
+      maxSteps: o.maxSteps ?? attr('max-steps'),
+      instructions: o.instructions ?? attr('instructions'),
+      toolTimeoutMs: o.toolTimeoutMs ?? null,
+      maxResultChars: o.maxResultChars ?? null,
+    };
+    const values = {};
+    for (const key of JS_VALUES) if (o[key] != null) values[key] = o[key];
+    if (Array.isArray(values.tools)) {
+      // An array of tool descriptors: give them their own page-local model context.
+      const context = createModelContext();
+      for (const tool of values.tools) context.registerTool(tool);
+      values.tools = context;
+    }
+    return [JSON.stringify(config), values];
+  }
+
+  async #configure(fresh) {
+    const [config, values] = this.#settings();
+    const text = await this.#controller.configure(config, values);
+    const envelope = JSON.parse(text);
+    if (envelope.ok) {
+      this.#configError = null;
+      this.#status = envelope.value;
+      if (fresh) this.#note(this.#t('newConversation'));
+    } else {
+      this.#configError = envelope.error.message;
+      this.#status = null;
+      console.warn(`<site-agent>: ${envelope.error.message}`);
+    }
+    this.#renderSetup();
+  }
+
+  // Attribute and option changes, coalesced per task; each waits for the one before, and
+  // Python's configure() waits for a running run (then the conversation starts fresh).
+  #scheduleConfigure() {
+    if (!this.#controller || this.#configQueued) return;
+    this.#configQueued = true;
+    const previous = this.#configuring ?? Promise.resolve();
+    const next = previous.then(async () => {
+      await Promise.resolve();
+      this.#configQueued = false;
+      if (this.#controller) await this.#configure(true);
+    }).catch(() => {});
+    this.#configuring = next;
+    next.then(() => {
+      if (this.#configuring === next) this.#configuring = null;
+    });
+  }
+
+  #bootProgress(p) {
+    const ui = this.#ui;
+    if (this.#state !== 'loading') return;
+    const phase = p && typeof p === 'object' ? p.phase : null;
+    const label = (phase && this.#strings[`loading.${phase}`]) ?? (phase && DEFAULT_STRINGS[`loading.${phase}`]) ?? this.#t('loading');
+    // Overall progress: each phase of boot.js owns a share of the bar.
+    const span = PHASES[phase];
+    const within = p && p.total ? Math.min(1, (p.loaded ?? 0) / p.total) : 0;
+    const fraction = span ? span[0] + (span[1] - span[0]) * within : null;
+    if (!this.#progressLine) return;
+    this.#progressLine.text.textContent = label;
+    if (fraction === null || !Number.isFinite(fraction)) this.#progressLine.bar.removeAttribute('value');
+    else this.#progressLine.bar.value = Math.max(0, Math.min(1, fraction));
+    ui.status.textContent = label;
+  }
+
+  #setState(state, error) {
+    this.#state = state;
+    if (state === 'failed') this.#loadError = error;
+    this.#renderSetup();
+  }
+
+  #loadError = null;
+
+  // ---- rendering
+
+  #t(key, values) {
+    return fmt(this.#strings[key] ?? DEFAULT_STRINGS[key] ?? key, values);
+  }
+
+  #isOpen() {
+    return !this.#ui.panel.hidden;
+  }
+
+  #texts() {
+    const ui = this.#ui;
+    const label = this.getAttribute('label') || this.#t('label');
+    ui.launcher.textContent = label;
+    ui.heading.textContent = this.getAttribute('heading') || label;
+    ui.input.placeholder = this.getAttribute('placeholder') || this.#t('placeholder');
+    ui.input.setAttribute('aria-label', ui.input.placeholder);
+    ui.send.textContent = this.#t('send');
+    ui.stop.textContent = this.#t('stop');
+    ui.close.setAttribute('aria-label', this.#t('close'));
+    this.#renderSetup();
+  }
+
+  #renderSetup() {
+    const ui = this.#ui;
+    const setup = ui.setup;
+    setup.replaceChildren();
+    this.#progressLine = null;
+    let canSend = true;
+    const status = this.#status;
+    ui.model.textContent = status ? this.#t('model', { model: status.active ?? status.model }) : '';
+    if (this.#state === 'loading') {
+      const bar = h('progress', { max: '1' });
+      const text = h('p', { text: this.#t('loading') });
+      this.#progressLine = { bar, text };
+      setup.append(h('div', { class: 'box loading' }, text, bar));
+      ui.status.textContent = this.#t('loading');
+    } else if (this.#state === 'failed') {
+      const detail = this.#loadError?.message ? String(this.#loadError.message).split('\n')[0] : '';
+      setup.append(h('div', { class: 'box failed', role: 'alert' },
+        h('p', { class: 'fail', text: this.#t('loadFailed') }),
+        h('p', { text: this.#t('loadFailedHelp') }),
+        detail && h('p', { class: 'note', text: detail }),
+        h('div', { class: 'actions' }, h('button', {
+          type: 'button', class: 'primary retry', text: this.#t('retry'),
+          onclick: () => this.#boot().catch(() => {}),
+        }))));
+      canSend = false;
+    } else if (this.#state === 'ready' && this.#configError) {
+      setup.append(h('div', { class: 'box config', role: 'alert' },
+        h('p', { class: 'fail', text: this.#t('configError', { message: this.#configError }) })));
+      canSend = false;
+    } else if (this.#state === 'ready' && status) {
+      const download = status.models.find((m) => m.canPrepare && (m.availability === 'downloadable' || m.availability === 'downloading'));
+      if (download) setup.append(this.#downloadBox(download));
+      if (status.availability === 'unavailable') {
+        setup.append(h('div', { class: 'box no-model' },
+          h('p', { class: 'fail', text: this.#t('noModel') }),
+          h('p', { text: this.#t('noModelVisitor') }),
+          h('p', { class: 'note', text: this.#t('noModelOwner') })));
+      }
+      canSend = status.availability === 'available';
+      if (this.#state === 'ready' && !this.#running) ui.status.textContent = canSend ? this.#t('ready') : '';
+    }
+    ui.send.disabled = !canSend || this.#running;
+    ui.send.hidden = this.#running;
+    ui.stop.hidden = !this.#running;
+  }
+
+  #downloadBox(entry) {
+    const bar = h('progress', { max: '1', hidden: true });
+    const text = h('p', { class: 'note', text: this.#t('downloadHelp') });
+    const button = h('button', { type: 'button', class: 'primary download', text: this.#t('download') });
+    button.addEventListener('click', async () => {
+      // Straight into Python: the click is still a recent user activation when
+      // Chrome's LanguageModel.create() runs.
+      button.disabled = true;
+      bar.hidden = false;
+      bar.removeAttribute('value');
+      const onProgress = (fraction) => {
+        bar.value = fraction;
+        text.textContent = this.#t('downloading', { percent: Math.round(fraction * 100) });
+        this.#ui.status.textContent = text.textContent;
+      };
+      text.textContent = this.#t('downloading', { percent: 0 });
+      const envelope = JSON.parse(await this.#controller.prepare(onProgress));
+      if (envelope.ok) {
+        this.#status = envelope.value;
+        this.#renderSetup();
+      } else {
+        button.disabled = false;
+        text.textContent = this.#t('downloadFailed', { message: envelope.error.message });
+        text.className = 'fail';
+      }
+    });
+    if (entry.availability === 'downloading') text.textContent = this.#t('downloading', { percent: 0 });
+    return h('div', { class: 'box download-box' }, text, bar, h('div', { class: 'actions' }, button));
+  }
+
+  #append(node) {
+    this.#ui.log.append(node);
+    node.scrollIntoView?.({ block: 'nearest' });
+    return node;
+  }
+
+  #message(kind, text) {
+    const who = kind === 'user' ? this.#t('you') : this.#t('assistant');
+    return this.#append(h('p', { class: `msg ${kind}` }, h('span', { class: 'sr', text: `${who} ` }), document.createTextNode(text)));
+  }
+
+  #note(text, kind = 'note') {
+    return this.#append(h('p', { class: kind, text }));
+  }
+
+  // ---- runs
+
+  async #submit(event) {
+    event.preventDefault();
+    const text = this.#ui.input.value.trim();
+    if (!text) return;
+    if (this.#running) {
+      this.#ui.status.textContent = this.#t('busy');
+      return;
+    }
+    this.#ui.input.value = '';
+    try {
+      await this.#run(text);
+    } catch (error) {
+      if (error.code === 'busy') this.#ui.status.textContent = this.#t('busy');
+      else if (error.code !== 'config') this.#note(this.#t('error', { message: error.message }), 'error');
+    }
+  }
+
+  async #run(text) {
+    await this.#boot();
+    if (!this.#running && this.#configuring) await this.#configuring;
+    if (!this.#controller) throw agentError({ code: 'config', message: 'The element was removed.' });
+    return unwrap(await this.#controller.run(text));
+  }
+
+  #runHandle(message) {
+    const queue = [];
+    let wake = null;
+    let finished = false;
+    const handle = {
+      push: (event) => {
+        queue.push(event);
+        wake?.();
+      },
+    };
+    this.#runs.add(handle);
+    const done = this.#run(String(message ?? '')).finally(() => {
+      finished = true;
+      this.#runs.delete(handle);
+      wake?.();
+    });
+    done.catch(() => {});
+    return {
+      done,
+      abort: () => this.stop(),
+      async *[Symbol.asyncIterator]() {
+        for (;;) {
+          if (queue.length) yield queue.shift();
+          else if (finished) return;
+          else await new Promise((resolve) => (wake = resolve));
+        }
+      },
+    };
+  }
+
+  #started(text) {
+    this.#running = true;
+    this.#message('user', text);
+    this.#renderSetup();
+    this.#ui.status.textContent = this.#t('working');
+  }
+
+  #event(event) {
+    for (const handle of this.#runs) handle.push(event);
+    this.dispatchEvent(new CustomEvent('site-agent-event', { detail: event, bubbles: true, composed: true }));
+    const ui = this.#ui;
+    switch (event.type) {
+      case 'thinking':
+        ui.status.textContent = this.#t('thinking');
+        break;
+      case 'tool-call':
+        this.#tools.set(event.call.id, this.#note(this.#t('toolRunning', { tool: event.call.name })));
+        break;
+      case 'confirm-result':
+        if (!event.decision.allowed) {
+          this.#toolNote(event.call, this.#t('toolDenied', { tool: event.call.name }));
+        }
+        break;
+      case 'tool-result': {
+        const { call, text, isError, navigated } = event;
+        const line = navigated ? this.#t('toolNavigated', { tool: call.name })
+          : isError ? this.#t('toolFailed', { tool: call.name, text: text.length > 200 ? `${text.slice(0, 200)}…` : text })
+            : this.#t('toolDone', { tool: call.name });
+        this.#toolNote(call, line, isError ? 'error' : 'note');
+        break;
+      }
+      case 'answer':
+        this.#message('assistant', event.text);
+        break;
+      case 'error': {
+        const key = `error.${event.code}`;
+        if (event.code === 'aborted') this.#note(this.#t('stopped'));
+        else if (key in this.#strings || key in DEFAULT_STRINGS) this.#note(this.#t(key), 'error');
+        else this.#note(this.#t('error', { message: event.message }), 'error');
+        break;
+      }
+      case 'done': {
+        const result = event.result;
+        this.#lastTrace = result.trace;
+        this.#running = false;
+        this.#card?.finish(false);
+        this.#renderSetup();
+        ui.status.textContent = result.status === 'aborted' ? this.#t('stopped') : this.#t('ready');
+        this.dispatchEvent(new CustomEvent('site-agent-done', { detail: result, bubbles: true, composed: true }));
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  #toolNote(call, text, kind = 'note') {
+    const line = this.#tools.get(call.id);
+    if (line) {
+      line.textContent = text;
+      line.className = kind;
+    } else {
+      this.#tools.set(call.id, this.#note(text, kind));
+    }
+  }
+
+  // ---- the confirmation card
+
+  #confirm(request, signal) {
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve(false);
+      this.#card?.finish(false);
+      if (!this.#isOpen()) this.show({ focus: false });
+      const { tool, lines, reason } = request;
+      const name = tool.title || tool.name;
+      const titleId = `card-${request.call.id}`.replace(/[^\w-]/g, '_');
+      const list = h('dl');
+      for (const line of lines) list.append(h('dt', { text: line.label }), h('dd', { text: line.value }));
+      const allow = h('button', { type: 'button', class: 'primary allow', text: this.#t('allow') });
+      const deny = h('button', { type: 'button', class: 'deny', text: this.#t('deny') });
+      const card = h('div', {
+        class: 'box card', part: 'card', role: 'group', tabindex: '-1', 'aria-labelledby': titleId,
+        'data-tool': tool.name, 'data-reason': reason,
+      },
+      h('h3', { id: titleId, text: this.#t('confirmHeading', { tool: name }) }),
+      tool.description ? h('p', { class: 'description', text: tool.description }) : null,
+      lines.length ? list : h('p', { class: 'note', text: this.#t('noDetails') }),
+      h('p', { class: 'why', text: this.#t(`reason.${reason}`) }),
+      h('div', { class: 'actions' }, deny, allow));
+      let settled = false;
+      const onAbort = () => finish(false);
+      const finish = (allowed) => {
+        if (settled) return;
+        settled = true;
+        signal?.removeEventListener('abort', onAbort);
+        const hadFocus = this.shadowRoot.activeElement && card.contains(this.shadowRoot.activeElement);
+        card.remove();
+        if (this.#card?.card === card) this.#card = null;
+        this.#ui.status.textContent = this.#t(allowed ? 'allowed' : 'denied');
+        if (hadFocus && this.#isOpen()) this.#ui.input.focus();
+        resolve(allowed === true);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      allow.addEventListener('click', () => finish(true));
+      deny.addEventListener('click', () => finish(false));
+      this.#card = { card, finish };
+      this.#ui.cardSlot.append(card);
+      this.#ui.status.textContent = this.#t('confirmAnnounce', { tool: name });
+      card.scrollIntoView?.({ block: 'nearest' });
+      card.focus();
+    });
+  }
+
+  #keydown(event) {
+    if (event.key !== 'Escape') return;
+    event.stopPropagation();
+    if (this.#card) this.#card.finish(false);
+    else this.hide();
+  }
+
+  // ---- teardown
+
+  #destroy() {
+    this.#card?.finish(false);
+    this.#release();
+    this.#ready = null;
+    this.#running = false;
+    this.#state = 'idle';
+  }
+
+  // Python's close() releases the agent; destroy() is the PyProxy's own (frees the proxy).
+  #release() {
+    const controller = this.#controller;
+    this.#controller = null;
+    if (!controller) return;
+    try {
+      controller.close();
+    } finally {
+      controller.destroy();
+    }
+  }
+}
+
+/** Defines <site-agent> once; a second call (or a second copy of this file) does nothing. */
+export function defineSiteAgent(loaderURL) {
+  if (loaderURL) setBaseURL(loaderURL);
+  if (typeof customElements === 'undefined' || customElements.get('site-agent')) return;
+  customElements.define('site-agent', SiteAgentElement);
+}
