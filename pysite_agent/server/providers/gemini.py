@@ -113,7 +113,7 @@ def _reduce(node: Any, root: dict[str, Any], depth: int, refs: tuple[str, ...]) 
             any_of_types, kind = names, None
     elif kind == "null":
         kind, nullable = None, True
-    if kind is not None and kind not in _TYPES:
+    if not isinstance(kind, str) or kind not in _TYPES:
         kind = None
 
     for key in _COPIED:
