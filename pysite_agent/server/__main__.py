@@ -13,7 +13,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 DEFAULT_KEY_ENV = {
     "anthropic": "ANTHROPIC_API_KEY",
@@ -23,8 +23,21 @@ DEFAULT_KEY_ENV = {
 STORAGE_ENV = "PYSITE_AGENT_RATE_LIMIT_STORAGE"
 
 
+class _Parser(argparse.ArgumentParser):
+    """Never abbreviates options, and never repeats unknown arguments (one may be a key)."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments"):
+            message = (
+                "unrecognized arguments (not repeated here). The provider key is read from an "
+                "environment variable (--api-key-env), never from an argument."
+            )
+        super().error(message)
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
+        allow_abbrev=False,
         prog="python -m pysite_agent.server",
         description="Run the pysite-agent proxy: it keeps the model provider's key and answers "
         "the browser's proxy() adapter (protocol v1).",
@@ -84,6 +97,8 @@ def build_app(args: argparse.Namespace, environ: dict[str, str]) -> Any:
     key_env = args.api_key_env or DEFAULT_KEY_ENV[args.provider]
     api_key = environ.get(key_env, "")
     if not api_key:
+        if args.api_key_env:  # never echo it: it might be a key passed by mistake
+            raise SystemExit("error: the environment variable named by --api-key-env is not set")
         raise SystemExit(f"error: set the environment variable {key_env} to the provider's key")
     storage = args.rate_limit_storage or environ.get(STORAGE_ENV) or "memory://"
     rate_limit: dict[str, int] | bool = (

@@ -1,0 +1,192 @@
+"""``python -m pysite_agent.server``: the key from the environment, a health route, JSON logs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+import httpx
+from conftest import ORIGIN, request_body
+from stub_upstream import KEY, MODEL, Reply, StubUpstream, base_url, tool_reply
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _run(
+    args: list[str], env: dict[str, str], timeout: float = 20
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pysite_agent.server", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(extra)
+    return env
+
+
+def test_cli_serves_with_the_key_from_the_environment(stub: StubUpstream) -> None:
+    stub.responder = lambda r: Reply(200, tool_reply("openai", "add_to_cart", {"product": "mug"}))
+    port = _free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pysite_agent.server",
+            "--provider",
+            "openai",
+            "--model",
+            MODEL,
+            "--allowed-origin",
+            ORIGIN,
+            "--allowed-origin",
+            "http://localhost:8000",
+            "--port",
+            str(port),
+            "--path",
+            "/api/agent",
+            "--base-url",
+            base_url(stub, "openai"),
+            "--rate-limit-max",
+            "2",
+            "--max-tokens",
+            "99",
+        ],
+        env=_env(OPENAI_API_KEY=KEY),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(trust_env=False, timeout=10) as client:
+            deadline = time.monotonic() + 15
+            while True:
+                try:
+                    health = client.get(f"{url}/healthz")
+                    break
+                except httpx.TransportError:
+                    if time.monotonic() > deadline or process.poll() is not None:
+                        raise
+                    time.sleep(0.05)
+            assert health.status_code == 200 and health.text == "ok"
+            headers = {"origin": ORIGIN}
+            response = client.post(f"{url}/api/agent", json=request_body(), headers=headers)
+            assert response.status_code == 200
+            assert response.json()["name"] == "add_to_cart"
+            assert stub.last().json()["max_completion_tokens"] == 99
+            assert (
+                client.post(f"{url}/api/agent", json=request_body(), headers=headers).status_code
+                == 200
+            )
+            assert (
+                client.post(f"{url}/api/agent", json=request_body(), headers=headers).status_code
+                == 429
+            )
+            assert client.post(f"{url}/other", headers=headers).status_code == 404
+            assert (
+                client.post(
+                    f"{url}/api/agent",
+                    json=request_body(),
+                    headers={"origin": "http://localhost:8000", "x-forwarded-for": "203.0.113.1"},
+                ).status_code
+                == 429
+            )
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=15)
+    assert process.returncode in (0, -signal.SIGTERM)  # uvicorn re-raises the signal
+    assert KEY not in out and KEY not in err
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    requests = [line for line in lines if line.get("event") == "request"]
+    assert [r["status"] for r in requests] == [200, 200, 429, 429]
+    assert all(r["client"] == "127.0.0.1" for r in requests)
+    assert all(
+        set(r)
+        <= {
+            "event",
+            "method",
+            "status",
+            "provider",
+            "latency_ms",
+            "client",
+            "code",
+            "upstream_status",
+        }
+        for r in requests
+    )
+    assert "add two mugs" not in err and "add_to_cart" not in err
+
+
+def test_cli_refuses_to_start_without_the_key() -> None:
+    result = _run(["--provider", "gemini", "--model", MODEL, "--allowed-origin", ORIGIN], _env())
+    assert result.returncode != 0
+    assert "GEMINI_API_KEY" in result.stderr
+    result = _run(
+        [
+            "--provider",
+            "openai",
+            "--model",
+            MODEL,
+            "--allowed-origin",
+            ORIGIN,
+            "--api-key-env",
+            "SITE_KEY",
+        ],
+        _env(OPENAI_API_KEY=KEY),
+    )
+    assert result.returncode != 0
+    assert "--api-key-env" in result.stderr and KEY not in result.stderr
+    result = _run(
+        [
+            "--provider",
+            "openai",
+            "--model",
+            MODEL,
+            "--allowed-origin",
+            ORIGIN,
+            "--api-key-env",
+            KEY,
+        ],
+        _env(OPENAI_API_KEY=KEY),
+    )
+    assert result.returncode != 0
+    assert KEY not in result.stderr
+
+
+def test_cli_has_no_key_argument_and_reports_bad_options(tmp_path: Any) -> None:
+    result = _run(
+        ["--provider", "openai", "--model", MODEL, "--allowed-origin", ORIGIN, "--api-key", KEY],
+        _env(),
+    )
+    assert result.returncode == 2
+    assert "unrecognized arguments" in result.stderr
+    assert KEY not in result.stderr
+    result = _run(
+        ["--provider", "openai", "--model", MODEL, "--allowed-origin", ORIGIN, "--api-key", KEY],
+        _env(OPENAI_API_KEY="x"),
+    )
+    assert result.returncode == 2 and KEY not in result.stderr
+    result = _run(
+        ["--provider", "openai", "--model", MODEL, "--allowed-origin", "https://example.com/"],
+        _env(OPENAI_API_KEY=KEY),
+    )
+    assert result.returncode != 0
+    assert "trailing '/'" in result.stderr
+    assert KEY not in result.stderr
