@@ -190,3 +190,41 @@ def test_cli_has_no_key_argument_and_reports_bad_options(tmp_path: Any) -> None:
     assert result.returncode != 0
     assert "trailing '/'" in result.stderr
     assert KEY not in result.stderr
+
+
+def test_tool_chooser_fixture_drives_a_whole_step(tool_chooser_proxy: Any) -> None:
+    """The fixture the browser demo's end-to-end test uses: a tool call, then an answer."""
+    origin = "http://127.0.0.1:8000"
+    url = tool_chooser_proxy(
+        "add_to_cart",
+        {"product": "mug", "quantity": 1},
+        allowed_origins=[origin],
+        provider="anthropic",
+    )
+    with httpx.Client(trust_env=False, timeout=10) as client:
+        first = client.post(url, json=request_body(), headers={"origin": origin}).json()
+        assert first["type"] == "tool" and first["name"] == "add_to_cart"
+        assert first["arguments"] == {"product": "mug", "quantity": 1}
+        messages = [
+            *request_body()["messages"],
+            {
+                "role": "assistant",
+                "toolCall": {
+                    "id": first["id"],
+                    "name": first["name"],
+                    "arguments": first["arguments"],
+                },
+            },
+            {
+                "role": "tool",
+                "toolCallId": first["id"],
+                "name": first["name"],
+                "content": "Added 1 mug.",
+                "isError": False,
+                "untrusted": False,
+            },
+        ]
+        second = client.post(
+            url, json=request_body(messages=messages), headers={"origin": origin}
+        ).json()
+        assert second == {"type": "answer", "text": "Done."}
