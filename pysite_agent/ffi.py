@@ -45,6 +45,7 @@ import importlib
 import inspect
 import itertools
 import json
+import re
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -209,14 +210,36 @@ class BrowserError(Exception):
         self.message = message
 
 
+_WRAPPED = re.compile(
+    r"was thrown as an error!.*toString method returns \"\"\"([A-Za-z]+): ?(.*?)\"\"\"\.?\s*$",
+    re.DOTALL,
+)
+"""Pyodide (measured: 314.0.7 in Chromium 156) wraps a DOMException thrown *synchronously* into a
+plain ``Error`` whose message quotes the original ``toString()``; a rejected promise keeps it."""
+
+
+def _unwrapped(exc: BaseException) -> tuple[str, str] | None:
+    message = getattr(exc, "message", None)
+    if getattr(exc, "name", None) != "Error" or not isinstance(message, str):
+        return None
+    match = _WRAPPED.search(message)
+    return (match.group(1), match.group(2)) if match else None
+
+
 def error_name(exc: BaseException) -> str | None:
     """The DOMException/JS error ``name`` of ``exc`` (a ``JsException``, a :class:`BrowserError`
     or any exception with a string ``name`` attribute, as test fakes raise), else ``None``."""
+    unwrapped = _unwrapped(exc)
+    if unwrapped is not None:
+        return unwrapped[0]
     name = getattr(exc, "name", None)
     return name if isinstance(name, str) and name else None
 
 
 def _message(exc: BaseException) -> str:
+    unwrapped = _unwrapped(exc)
+    if unwrapped is not None:
+        return unwrapped[1]
     message = getattr(exc, "message", None)
     if isinstance(message, str):
         return message
@@ -384,10 +407,11 @@ class JsAbortLink:
 
     def abort(self, reason: Any = None) -> None:
         if self._js:
-            if reason is None or not isinstance(reason, str | int | float):
-                self._controller.abort()
+            dom_exception = getattr(js, "DOMException", None)
+            if reason is None or dom_exception is None or not isinstance(reason, str | int | float):
+                self._controller.abort()  # the default reason: an AbortError DOMException
             else:
-                self._controller.abort(js.DOMException.new(str(reason), "AbortError"))
+                self._controller.abort(dom_exception.new(str(reason), "AbortError"))
         else:
             self._controller.abort(reason)
 

@@ -1,0 +1,468 @@
+"""ModelContextSource inside Pyodide, against real JS objects (issue 3, item 4 and its Tests).
+
+Lanes:
+
+- the project's JS shim (``web/webmcp-shim.js``, loaded from source with ``createModelContext()``)
+  and a plain JS fake: on Node and in Chromium;
+- Chromium's native ``document.modelContext`` (``--enable-features=WebMCP``): in Chromium only.
+
+Each lane also proves that a whole agent run leaves no PyProxy behind (Pyodide's own allocation
+tracing, ``pyodide._module.pyproxy_alloc_map``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytest_pyodide import get_global_config, run_in_pyodide
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# pytest-pyodide's Node runner evaluates code in a vm context with few globals; the shim (and
+# the JS fakes) need the DOM event classes that Node 20 has.
+_NODE_GLOBALS = ("EventTarget", "Event", "DOMException")
+_config = get_global_config()
+_config.add_node_extra_globals(
+    g for g in _NODE_GLOBALS if g not in _config.get_node_extra_globals()
+)
+
+
+def shim_source() -> str:
+    """``web/webmcp-shim.js`` as an expression whose value holds its exports (no import())."""
+    text = (ROOT / "web" / "webmcp-shim.js").read_text(encoding="utf-8")
+    body = text.replace("export function ", "function ")
+    assert "export " not in body, "the shim gained an export form this loader does not handle"
+    return (
+        "(() => {\n" + body + "\nreturn {createModelContext, isShim, installShim, "
+        "hasNativeModelContext};\n})()"
+    )
+
+
+# A plain JS stand-in with Chromium's shape; `oldStringArgs` mimics WebMCP before Chrome 155.
+JS_FAKE = r"""
+(() => {
+  const target = new EventTarget();
+  const tools = new Map();
+  let listeners = 0;
+  const mc = {
+    calls: [],
+    oldStringArgs: false,
+    register(t) { tools.set(t.name, t); target.dispatchEvent(new Event('toolchange')); },
+    addEventListener(type, fn) { listeners++; target.addEventListener(type, fn); },
+    removeEventListener(type, fn) { listeners--; target.removeEventListener(type, fn); },
+    get listeners() { return listeners; },
+    async getTools() {
+      return [...tools.values()]
+        .map(({ execute, ...rest }) => ({ description: '', title: '', ...rest }))
+        .sort((a, b) => (a.name < b.name ? -1 : 1));
+    },
+    async executeTool(tool, input, options) {
+      mc.calls.push({ type: typeof input, isMap: input instanceof Map, input,
+                      hasSignal: options?.signal instanceof AbortSignal });
+      if (mc.oldStringArgs && typeof input !== 'string') {
+        throw new TypeError("Failed to execute 'executeTool': parameter 2 is not a string");
+      }
+      const args = typeof input === 'string' ? JSON.parse(input) : input;
+      return tools.get(tool.name).execute(args);
+    },
+  };
+  return mc;
+})()
+"""
+
+
+@pytest.fixture(scope="module")
+def shim() -> str:
+    return shim_source()
+
+
+def needs_chromium(selenium: Any) -> None:
+    if selenium.browser != "chrome":
+        pytest.skip("needs Chromium (native WebMCP); this runtime is " + selenium.browser)
+
+
+# -- the shim (Node and Chromium) -------------------------------------------------------------
+
+
+@run_in_pyodide(packages=["pysite-agent"])
+async def test_shim_listing_keys_and_revision(selenium, shim):
+    from pyodide.code import run_js
+
+    from pysite_agent.tools.model_context import ModelContextSource
+
+    mod = run_js(shim)
+    mc = mod.createModelContext()
+    run_js(
+        """(mc) => {
+        globalThis.__ctl = {};
+        const reg = (name, extra) => {
+          const c = new AbortController(); globalThis.__ctl[name] = c;
+          return mc.registerTool({name, description: 'd ' + name,
+                                  execute: () => 'ok', ...extra}, {signal: c.signal});
+        };
+        globalThis.__reg = reg;
+        return Promise.all([
+          reg('search', {inputSchema: {type: 'object', properties: {q: {type: 'string',
+                         default: null}}}, annotations: {readOnlyHint: true}}),
+          reg('as_text', {inputSchema: '{"type": "object", "required": ["x"]}',
+                          annotations: {consequentialHint: true, destructiveHint: true}}),
+          reg('bare', {}),
+        ]);
+      }"""
+    )(mc)
+    source = ModelContextSource(mc)
+    tools = {t.name: t for t in await source.get_tools()}
+    assert sorted(tools) == ["as_text", "bare", "search"]
+    # A JS null inside a schema stays None (not jsnull, not dropped).
+    assert tools["search"].input_schema == {
+        "type": "object",
+        "properties": {"q": {"type": "string", "default": None}},
+    }
+    assert tools["as_text"].input_schema == {"type": "object", "required": ["x"]}
+    assert type(tools["search"].annotations) is dict
+    assert tools["search"].read_only
+    assert tools["as_text"].consequential
+    assert tools["as_text"].annotations["destructiveHint"] is True  # the shim keeps it
+    assert tools["bare"].annotations is None
+    assert tools["bare"].input_schema is None
+
+    keys = {name: t.key for name, t in tools.items()}
+    again = {t.name: t.key for t in await source.get_tools()}
+    assert again == keys
+    revision = source.revision
+
+    # A new tool: one toolchange, explained by the listing; the other keys stay.
+    await run_js("globalThis.__reg('extra', {})")
+    listed = {t.name: t.key for t in await source.get_tools()}
+    assert {n: listed[n] for n in keys} == keys
+    assert source.revision > revision
+    revision = source.revision
+
+    # Unregister and register again with identical content: nothing in the listing differs,
+    # but two toolchange events arrived, so the keys are renewed (the event does not say which
+    # tool changed) and the revision rises.
+    await run_js(
+        """async () => {
+        globalThis.__ctl.bare.abort();
+        await new Promise((r) => setTimeout(r, 0));
+        await globalThis.__reg('bare', {});
+      }"""
+    )()
+    after = {t.name: t.key for t in await source.get_tools()}
+    assert after["bare"] != keys["bare"]
+    assert source.revision >= revision + 2
+    source.close()
+
+
+@run_in_pyodide(packages=["pysite-agent"])
+async def test_shim_execution_results_errors_and_abort(selenium, shim):
+    import asyncio
+
+    import pytest
+    from pyodide.code import run_js
+
+    from pysite_agent.core.signals import AbortController, AbortedError
+    from pysite_agent.ffi import BrowserError
+    from pysite_agent.tools.model_context import ModelContextSource
+
+    mc = run_js(shim).createModelContext()
+    await run_js(
+        """(mc) => {
+        globalThis.__seen = {};
+        return Promise.all([
+          mc.registerTool({name: 'echo', description: 'echo', execute: (args) => {
+            globalThis.__seen.args = args; globalThis.__seen.isMap = args instanceof Map;
+            return 'got ' + JSON.stringify(args); }}),
+          mc.registerTool({name: 'mcp', description: 'mcp', execute: () =>
+            ({content: [{type: 'text', text: 'hello'}], isError: true})}),
+          mc.registerTool({name: 'boom', description: 'boom', execute: () => {
+            throw new Error('out of mugs'); }}),
+          mc.registerTool({name: 'slow', description: 'slow', execute: (args, client) =>
+            new Promise((resolve) => {
+              globalThis.__seen.clientSignal = client.signal;
+              setTimeout(() => resolve('late'), 10000);
+            })}),
+        ]);
+      }"""
+    )(mc)
+    source = ModelContextSource(mc)
+    tools = {t.name: t for t in await source.get_tools()}
+
+    result = await source.execute_tool(tools["echo"], {"n": 2, "nested": {"x": None, "l": [1]}})
+    assert result == 'got {"n":2,"nested":{"x":null,"l":[1]}}'
+    assert run_js("globalThis.__seen.isMap") is False
+
+    # Chromium and the shim JSON-stringify an MCP result: it comes back as the MCP dict.
+    assert await source.execute_tool(tools["mcp"], {}) == {
+        "content": [{"type": "text", "text": "hello"}],
+        "isError": True,
+    }
+
+    with pytest.raises(BrowserError) as info:
+        await source.execute_tool(tools["boom"], {})
+    assert info.value.name == "UnknownError"
+    assert "out of mugs" in str(info.value)
+
+    controller = AbortController()
+    asyncio.get_running_loop().call_later(0.05, controller.abort, "stop")
+    with pytest.raises(AbortedError):
+        await source.execute_tool(tools["slow"], {}, signal=controller.signal)
+    assert run_js("globalThis.__seen.clientSignal.aborted") is True
+
+    # The bridge's per-call timeout cancels the awaiting task: the browser call is aborted too.
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(source.execute_tool(tools["slow"], {}), 0.05)
+    await asyncio.sleep(0.01)
+    assert run_js("globalThis.__seen.clientSignal.aborted") is True
+    source.close()
+
+
+@run_in_pyodide(packages=["pysite-agent"])
+async def test_js_fake_null_window_string_args_and_broken_schema(selenium, js_fake):
+    import pytest
+    from pyodide.code import run_js
+
+    from pysite_agent.agent import _gateway as gateway
+    from pysite_agent.core.types import ToolCall
+    from pysite_agent.tools.model_context import ModelContextSource
+
+    mc = run_js(js_fake)
+    here = run_js("({name: 'this window'})")
+    elsewhere = run_js("({name: 'a frame'})")
+    mc.register(run_js("(w) => ({name: 'nav', execute: () => null, window: w})")(here))
+    mc.register(run_js("(w) => ({name: 'framed', execute: () => 'x', window: w})")(elsewhere))
+    mc.register(run_js("({name: 'echo', execute: (a) => JSON.stringify(a)})"))
+    mc.register(run_js("({name: 'broken', inputSchema: '{not json', execute: () => 'x'})"))
+    source = ModelContextSource(mc, window=here)
+    tools = {t.name: t for t in await source.get_tools()}
+    assert sorted(tools) == ["broken", "echo", "nav"]  # the frame's tool is skipped
+
+    assert await source.execute_tool(tools["nav"], {}) is None  # null: the page navigated
+    call = mc.calls[-1]
+    assert call.type == "object" and call.isMap is False and call.hasSignal is True
+
+    mc.oldStringArgs = True
+    assert await source.execute_tool(tools["echo"], {"a": [1, None]}) == '{"a":[1,null]}'
+    types = [c.type for c in mc.calls]
+    assert types[-2:] == ["object", "string"]
+    assert await source.execute_tool(tools["echo"], {"b": 1}) == '{"b":1}'
+    assert mc.calls[-1].type == "string"  # remembered
+
+    checked = gateway.check_call(ToolCall("c1", "broken", {}), list(tools.values()))
+    assert isinstance(checked, gateway.InvalidCall)
+    assert checked.code == "invalid-schema"
+    assert "not JSON" in checked.message
+
+    assert mc.listeners == 1
+    source.close()
+    assert mc.listeners == 0
+    with pytest.raises(TypeError):
+        ModelContextSource(run_js("({getTools() { return []; }})"))
+
+
+@pytest.fixture(scope="module")
+def js_fake() -> str:
+    return JS_FAKE
+
+
+@run_in_pyodide(packages=["pysite-agent"])
+async def test_a_run_over_the_shim_leaves_no_pyproxy(selenium, shim):
+    from pyodide.code import run_js
+
+    import pysite_agent as sa
+    from pysite_agent import ffi
+    from pysite_agent.tools.model_context import ModelContextSource
+
+    count = ffi.pyproxy_tracing(True)
+    try:
+        mc = run_js(shim).createModelContext()
+        await run_js(
+            """(mc) => Promise.all([
+              mc.registerTool({name: 'search', description: 'Find', annotations:
+                {readOnlyHint: true}, execute: () => 'Mugs: blue, red'}),
+              mc.registerTool({name: 'add_to_cart', description: 'Add', inputSchema:
+                {type: 'object', properties: {id: {type: 'string'}}, required: ['id']},
+                execute: ({id}) => ({content: [{type: 'text', text: 'added ' + id}]})}),
+            ])"""
+        )(mc)
+        baseline = count()
+        callbacks = ffi.live_callbacks()
+        source = ModelContextSource(mc)
+        assert count() == baseline + 1  # the source's one toolchange listener
+        replies = [
+            {"type": "tool", "name": "search", "arguments": {}},
+            {"type": "tool", "name": "add_to_cart", "arguments": {"id": "blue"}},
+            {"type": "answer", "text": "Added the blue mug."},
+        ]
+        agent = sa.create_site_agent(
+            model=sa.custom(lambda request: replies.pop(0), name="scripted"),
+            tools=source,
+            confirm=lambda request: True,
+        )
+        result = await agent.run("add a blue mug").done
+        assert result.status == "answered", result
+        texts = [s.get("text") for s in result.trace["steps"] if s["kind"] == "tool-result"]
+        assert texts == ["Mugs: blue, red", "added blue"]
+        assert count() == baseline + 1, "a run left PyProxies behind"
+        source.close()
+        assert count() == baseline
+        assert ffi.live_callbacks() == callbacks
+    finally:
+        ffi.pyproxy_tracing(False)
+
+
+# -- Chromium's native document.modelContext --------------------------------------------------
+
+
+@run_in_pyodide(packages=["pysite-agent"])
+async def _native_source(selenium):
+    import asyncio
+
+    import pytest
+    from pyodide.code import run_js
+
+    import pysite_agent as sa
+    from pysite_agent import ffi
+    from pysite_agent.core.signals import AbortController, AbortedError
+    from pysite_agent.ffi import BrowserError
+    from pysite_agent.tools.model_context import ModelContextSource
+
+    native = run_js(
+        """(() => {
+        const d = Object.getOwnPropertyDescriptor(Document.prototype, 'modelContext');
+        return !!d && typeof d.get === 'function' &&
+          /\\{\\s*\\[native code\\]\\s*\\}\\s*$/.test(Function.prototype.toString.call(d.get));
+      })()"""
+    )
+    assert native is True, "document.modelContext is not Chromium's own (run with WebMCP)"
+
+    # Measured identity facts: fresh objects per getTools(), lookup by name in executeTool.
+    facts = await run_js(
+        """(async () => {
+        const mc = document.modelContext;
+        const c1 = new AbortController();
+        await mc.registerTool({name: 'probe', description: 'p', execute: () => 'one'},
+                              {signal: c1.signal});
+        const a = (await mc.getTools()).find((t) => t.name === 'probe');
+        const b = (await mc.getTools()).find((t) => t.name === 'probe');
+        c1.abort();
+        const c2 = new AbortController();
+        await mc.registerTool({name: 'probe', description: 'p', execute: () => 'two'},
+                              {signal: c2.signal});
+        const oldRuns = await mc.executeTool(a, {});
+        c2.abort();
+        await new Promise((r) => setTimeout(r, 0));
+        return {same: a === b, keys: Object.keys(a).join(','), oldRuns};
+      })()"""
+    )
+    assert facts.same is False
+    assert facts.keys == "description,name,origin,title,window"
+    assert facts.oldRuns == "two"  # an old tool object runs the new registration
+
+    await run_js(
+        """(async () => {
+        const mc = document.modelContext;
+        globalThis.__ctl = {};
+        globalThis.__seen = {};
+        globalThis.__reg = async (name, extra) => {
+          const c = new AbortController(); globalThis.__ctl[name] = c;
+          await mc.registerTool({name, description: 'd ' + name, ...extra},
+                                {signal: c.signal});
+        };
+        await __reg('search', {annotations: {readOnlyHint: true}, inputSchema: {type: 'object',
+          properties: {q: {type: 'string'}}}, execute: (args) => {
+            __seen.args = args; return 'found ' + args.q; }});
+        await __reg('mcp', {execute: () => ({content: [{type: 'text', text: 'hi'}]})});
+        await __reg('boom', {execute: () => { throw new Error('no'); }});
+        await __reg('slow', {execute: () => new Promise((r) => setTimeout(() => r('x'), 5000))});
+        await __reg('buy', {annotations: {consequentialHint: true},
+          execute: () => { __seen.bought = (__seen.bought || 0) + 1; return 'bought'; }});
+      })()"""
+    )
+    count = ffi.pyproxy_tracing(True)
+    try:
+        baseline = count()
+        source = ModelContextSource()  # reads document.modelContext
+        assert source.model_context == run_js("document.modelContext")
+        tools = {t.name: t for t in await source.get_tools()}
+        assert {"search", "mcp", "boom", "slow", "buy"} <= set(tools)
+        assert tools["search"].annotations == {
+            "consequentialHint": False,
+            "debugging": False,
+            "readOnlyHint": True,
+            "untrustedContentHint": False,
+        }
+        assert tools["mcp"].annotations is None
+        assert tools["search"].input_schema == {
+            "type": "object",
+            "properties": {"q": {"type": "string"}},
+        }
+        keys = {t.name: t.key for t in await source.get_tools()}
+        assert keys == {name: t.key for name, t in tools.items()}
+
+        assert await source.execute_tool(tools["search"], {"q": "mug"}) == "found mug"
+        assert await source.execute_tool(tools["mcp"], {}) == {
+            "content": [{"type": "text", "text": "hi"}]
+        }
+        with pytest.raises(BrowserError, match="UnknownError"):
+            await source.execute_tool(tools["boom"], {})
+        controller = AbortController()
+        asyncio.get_running_loop().call_later(0.05, controller.abort, "stop")
+        with pytest.raises(AbortedError):
+            await source.execute_tool(tools["slow"], {}, signal=controller.signal)
+
+        # Re-registration with identical content: new key, higher revision.
+        revision = source.revision
+        await run_js(
+            """(async () => {
+            __ctl.search.abort();
+            await __reg('search', {annotations: {readOnlyHint: true}, inputSchema:
+              {type: 'object', properties: {q: {type: 'string'}}}, execute: () => 'v2'});
+          })()"""
+        )
+        after = {t.name: t.key for t in await source.get_tools()}
+        assert after["search"] != keys["search"]
+        assert source.revision >= revision + 2
+        # A new registration is explained by the listing: the other keys stay.
+        await run_js("__reg('extra', {execute: () => 'x'})")
+        listed = {t.name: t.key for t in await source.get_tools()}
+        assert {n: listed[n] for n in after} == after
+        assert "extra" in listed
+
+        # The page re-registers a tool while the visitor decides: the call is stale, not run.
+        async def confirm(request):
+            await run_js(
+                """(async () => {
+                __ctl.buy.abort();
+                await __reg('buy', {annotations: {consequentialHint: true},
+                  execute: () => { __seen.bought = (__seen.bought || 0) + 1; return 'b2'; }});
+              })()"""
+            )
+            return True
+
+        replies = [
+            {"type": "tool", "name": "buy", "arguments": {}},
+            {"type": "answer", "text": "Not bought."},
+        ]
+        agent = sa.create_site_agent(
+            model=sa.custom(lambda request: replies.pop(0), name="scripted"),
+            tools=source,
+            confirm=confirm,
+        )
+        result = await agent.run("buy it").done
+        outcomes = [s["outcome"] for s in result.trace["steps"] if s["kind"] == "tool-result"]
+        assert outcomes == ["stale-tools"]
+        assert run_js("globalThis.__seen.bought") is None
+        assert count() == baseline + 1, "a run over native WebMCP left PyProxies behind"
+        source.close()
+        assert count() == baseline
+    finally:
+        ffi.pyproxy_tracing(False)
+        run_js("Object.values(globalThis.__ctl).forEach((c) => c.abort())")
+
+
+def test_native_model_context(selenium: Any) -> None:
+    needs_chromium(selenium)
+    _native_source(selenium)
