@@ -678,3 +678,51 @@ def test_health_route_reveals_nothing_and_other_paths_404(server: Any, _switch: 
         with_health(app, path="/x", health_path="/x")
     with pytest.raises(ValueError):
         with_health(app, path="x")
+
+
+def test_http_client_option_is_used_and_never_closed(
+    proxy: Any, stub: StubUpstream, server: Any
+) -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=text_reply("openai", "from the custom transport"))
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    p: Proxy = proxy(http_client=client)
+    assert p.post(request_body()).json()["text"] == "from the custom transport"
+    assert stub.requests == []
+    assert seen[0].headers["authorization"] == f"Bearer {KEY}"
+    server.call(p.app.aclose())
+    assert not client.is_closed
+    server.call(client.aclose())
+
+
+def test_client_that_disconnects_mid_body_is_logged_as_499(
+    proxy: Any, stub: StubUpstream, server: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    proxy()
+    caplog.clear()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.sendall(
+            b"POST /api/agent HTTP/1.1\r\nhost: x\r\norigin: "
+            + ORIGIN.encode()
+            + b'\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"ver'
+        )
+        time.sleep(0.2)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        lines = [r.getMessage() for r in caplog.records if r.name == "pysite_agent.server"]
+        if any('"status": 499' in line for line in lines):
+            break
+        time.sleep(0.05)
+    assert any('"status": 499' in line for line in lines)
+    assert stub.requests == []
+
+
+def test_upstream_request_repr_hides_headers() -> None:
+    from pysite_agent.server.providers import UpstreamRequest
+
+    request = UpstreamRequest("http://x", {"x-api-key": KEY}, {"a": 1})
+    assert KEY not in repr(request)
