@@ -215,9 +215,11 @@ form.addEventListener('submit', (event) => {
   const li = document.createElement('li');
   li.textContent = text;
   document.getElementById('feedback-sent').append(li);
-  form.reset();
   if (event.agentInvoked && typeof event.respondWith === 'function') {
+    // Answer the agent's call. (Resetting the form now would cancel that call.)
     event.respondWith(Promise.resolve(`The note was sent to the shop team: "${text}"`));
+  } else {
+    form.reset();
   }
 });
 

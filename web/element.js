@@ -166,6 +166,17 @@ function agentError(error) {
   return e;
 }
 
+// `proxy.method(...)` would leave the bound-method PyProxy alive until garbage collection:
+// take it, call it, destroy it.
+function callPy(proxy, name, ...args) {
+  const method = proxy[name];
+  try {
+    return method(...args);
+  } finally {
+    method.destroy();
+  }
+}
+
 const unwrap = (text) => {
   const envelope = JSON.parse(text);
   if (!envelope.ok) throw agentError(envelope.error);
@@ -308,11 +319,14 @@ export class SiteAgentElement extends HTMLElement {
       this.#handle = {
         run: (message) => self.#runHandle(message),
         reset: () => self.reset(),
-        tools: async () => unwrap(await (await self.#boot()).tools()),
+        tools: async () => {
+          await self.#boot();
+          return unwrap(await self.#call('tools'));
+        },
         replay: async (trace, options = {}) => {
-          const controller = await self.#boot();
+          await self.#boot();
           const text = typeof trace === 'string' ? trace : JSON.stringify(trace);
-          return unwrap(await controller.replay(text, options));
+          return unwrap(await self.#call('replay', text, options));
         },
         get running() {
           return self.#running;
@@ -356,15 +370,19 @@ export class SiteAgentElement extends HTMLElement {
   /** Stops the running run; a pending card closes as denied. */
   stop() {
     this.#card?.finish(false);
-    this.#controller?.abort();
+    if (this.#controller) this.#call('abort');
   }
 
   /** A fresh conversation: aborts a run, clears the log. */
   reset() {
     this.#card?.finish(false);
-    this.#controller?.reset();
+    if (this.#controller) this.#call('reset');
     this.#ui.log.replaceChildren();
     this.#tools.clear();
+  }
+
+  #call(name, ...args) {
+    return callPy(this.#controller, name, ...args);
   }
 
   // ---- boot
@@ -377,9 +395,9 @@ export class SiteAgentElement extends HTMLElement {
       this.#bootProgress({ phase: 'agent' });
       const mod = py.pyimport('pysite_agent.browser.element');
       try {
-        this.#controller = mod.create_controller(this.#bridge());
+        this.#controller = callPy(mod, 'create_controller', this.#bridge());
       } finally {
-        mod.destroy?.();
+        mod.destroy();
       }
       await this.#configure(false);
       mark('ready');
@@ -427,7 +445,7 @@ export class SiteAgentElement extends HTMLElement {
 
   async #configure(fresh) {
     const [config, values] = this.#settings();
-    const text = await this.#controller.configure(config, values);
+    const text = await this.#call('configure', config, values);
     const envelope = JSON.parse(text);
     if (envelope.ok) {
       this.#configError = null;
@@ -567,7 +585,7 @@ export class SiteAgentElement extends HTMLElement {
         this.#ui.status.textContent = text.textContent;
       };
       text.textContent = this.#t('downloading', { percent: 0 });
-      const envelope = JSON.parse(await this.#controller.prepare(onProgress));
+      const envelope = JSON.parse(await this.#call('prepare', onProgress));
       if (envelope.ok) {
         this.#status = envelope.value;
         this.#renderSetup();
@@ -619,7 +637,7 @@ export class SiteAgentElement extends HTMLElement {
     await this.#boot();
     if (!this.#running && this.#configuring) await this.#configuring;
     if (!this.#controller) throw agentError({ code: 'config', message: 'The element was removed.' });
-    return unwrap(await this.#controller.run(text));
+    return unwrap(await this.#call('run', text));
   }
 
   #runHandle(message) {
@@ -788,7 +806,7 @@ export class SiteAgentElement extends HTMLElement {
     this.#controller = null;
     if (!controller) return;
     try {
-      controller.close();
+      callPy(controller, 'close');
     } finally {
       controller.destroy();
     }

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from element_support import RECORDER, Shop, start_site
+from element_support import EL, RECORDER, Shop, start_site
 
 pytestmark = pytest.mark.browser
 
@@ -436,3 +436,31 @@ def test_a_request_without_a_matching_tool_is_answered_in_words(fresh: Shop) -> 
     assert result["status"] == "answered"
     assert re.search(r"can't match that", result["answer"])
     assert fresh.events("tool-call") == []
+
+
+def test_no_pyproxy_leaks_across_runs(fresh: Shop) -> None:
+    """Runs with a card, a denial, a stop and a tool listing leave no PyProxy behind."""
+    count = """async () => {
+        const py = await (await import('/loader.js')).loadRuntime();
+        return py.runPython('__import__("pysite_agent.ffi").ffi.pyproxy_tracing(True)()');
+    }"""
+    before = fresh.page.evaluate(count)
+    fresh.ask("add two mugs to my cart")
+    fresh.card().locator(".allow").click()
+    fresh.last_ask()
+    fresh.ask("add one mug")
+    fresh.card().locator(".deny").click()
+    fresh.last_ask()
+    fresh.ask("add one mug")
+    fresh.card()
+    fresh.page.click("site-agent >> .stop")
+    fresh.last_ask()
+    fresh.ask_and_wait("find mugs")
+    fresh.page.evaluate(f"{EL}.agent.tools()")
+    fresh.settle(200)
+    after = fresh.page.evaluate(count)
+    fresh.page.evaluate(
+        """async () => (await (await import('/loader.js')).loadRuntime()).runPython(
+            '__import__("pysite_agent.ffi").ffi.pyproxy_tracing(False)')"""
+    )
+    assert after == before

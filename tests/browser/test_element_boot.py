@@ -1,0 +1,159 @@
+"""Loading: what a page downloads before the visitor interacts, when Python starts, and the
+``preload``/``open`` attributes, a second import of ``loader.js``, removal of the element.
+
+Pages other than the demo are served by Playwright's router on the demo site's origin, so the
+bundle is reached exactly as a site would reach it.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from element_support import EL, Shop, e2e_bundle, start_site
+
+pytestmark = pytest.mark.browser
+
+#: The budget from the issue: loader + element assets, gzipped, before any interaction.
+FIRST_INTERACTION_BUDGET = 20_000
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">
+<title>boot test</title></head>
+<body><button id="outside">outside</button>
+<site-agent models="demo" {attrs}></site-agent>
+<script type="module" src="/loader.js"></script>
+</body></html>"""
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Any]:
+    server = start_site()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def open_page(page: Any, site: Any) -> Any:
+    """``open_page(attrs)``: a bare page with ``<site-agent models="demo" ATTRS>``."""
+
+    def go(attrs: str = "") -> Any:
+        path = f"boot-test-{abs(hash(attrs))}.html"
+        page.route(
+            f"**/{path}",
+            lambda route: route.fulfill(
+                status=200, content_type="text/html", body=PAGE.format(attrs=attrs)
+            ),
+        )
+        site.requests.clear()
+        page.goto(site.url + path)
+        page.wait_for_function("customElements.get('site-agent') !== undefined")
+        return page
+
+    return go
+
+
+def fetched(site: Any) -> list[str]:
+    return [path.split("?")[0] for method, path, status in site.requests if method == "GET"]
+
+
+def test_launcher_at_once_and_no_python_before_interaction(open_page: Any, site: Any) -> None:
+    page = open_page()
+    launcher = page.locator("site-agent >> .launcher")
+    assert launcher.is_visible()
+    assert launcher.inner_text() == "Ask this site"
+    page.wait_for_timeout(1500)  # idle time: nothing may start by itself
+    assert page.evaluate(f"{EL}.state") == "idle"
+    paths = fetched(site)
+    assert sorted(paths) == [
+        "/loader.js",
+        "/web/element-styles.js",
+        "/web/element.js",
+        "/web/webmcp-shim.js",
+    ]
+    bundle = e2e_bundle()
+    total = sum(len(gzip.compress((bundle / p.lstrip("/")).read_bytes(), 6)) for p in paths)
+    assert total <= FIRST_INTERACTION_BUDGET, f"{total} bytes gzipped before interaction"
+
+
+def test_python_starts_when_the_panel_opens_and_removal_releases_it(
+    open_page: Any, site: Any
+) -> None:
+    page = open_page()
+    page.click("site-agent >> .launcher")
+    page.wait_for_function(f"{EL}.state === 'ready'", timeout=60_000)
+    paths = fetched(site)
+    assert "/web/boot.js" in paths and "/pyodide/pyodide.asm.wasm" in paths
+    assert any(p.startswith("/pyodide/pysite_agent-") for p in paths)
+    assert not any("cdn" in p for p in paths)
+    # Removing the element releases its agent; putting it back starts a new one.
+    state = page.evaluate(
+        """async () => {
+            const el = document.querySelector('site-agent');
+            el.remove();
+            await new Promise((r) => setTimeout(r, 0));
+            const after = el.state;
+            document.body.append(el);
+            el.show();
+            for (let i = 0; i < 500 && el.state !== 'ready'; i++) {
+              await new Promise((r) => setTimeout(r, 20));
+            }
+            const result = await el.ask('hello');
+            return { after, again: el.state, status: result.status };
+        }"""
+    )
+    assert state == {"after": "idle", "again": "ready", "status": "answered"}
+
+
+def test_ask_starts_python_and_opens_the_panel(open_page: Any) -> None:
+    page = open_page()
+    result = page.evaluate(f"{EL}.ask('hello')")
+    assert result["status"] == "answered"
+    assert page.locator("site-agent >> .panel").is_visible()
+
+
+def test_preload_starts_python_on_idle_without_opening(open_page: Any) -> None:
+    page = open_page("preload")
+    page.wait_for_function(f"{EL}.state === 'ready'", timeout=60_000)
+    assert not page.locator("site-agent >> .panel").is_visible()
+    page.click("site-agent >> .launcher")
+    assert page.locator("site-agent >> textarea").evaluate(
+        "e => e === e.getRootNode().activeElement"
+    )
+
+
+def test_open_attribute_opens_the_panel_on_load(open_page: Any) -> None:
+    page = open_page('open label="Help" heading="How can we help?" placeholder="Type here"')
+    assert page.locator("site-agent >> .panel").is_visible()
+    assert page.inner_text("site-agent >> .launcher") == "Help"
+    assert page.inner_text("site-agent >> h2") == "How can we help?"
+    assert page.get_attribute("site-agent >> textarea", "placeholder") == "Type here"
+    page.wait_for_function(f"{EL}.state === 'ready'", timeout=60_000)
+    page.evaluate(f"{EL}.removeAttribute('open')")
+    assert not page.locator("site-agent >> .panel").is_visible()
+
+
+def test_a_second_import_is_harmless(open_page: Any) -> None:
+    page = open_page()
+    same = page.evaluate(
+        """async () => {
+            const ctor = customElements.get('site-agent');
+            const context = document.modelContext;
+            const again = await import('/loader.js?second-copy');
+            return { ctor: customElements.get('site-agent') === ctor,
+                     context: document.modelContext === context,
+                     exports: Object.keys(again).sort() };
+        }"""
+    )
+    assert same["ctor"] is True and same["context"] is True
+    assert {"installShim", "createModelContext", "hasNativeModelContext", "isShim"} <= set(
+        same["exports"]
+    )
+
+
+def test_demo_page_is_served_at_the_root(page: Any, site: Any) -> None:
+    Shop(page, site.url).open(boot=False)
+    assert page.title() == "Demo shop · pysite-agent"
+    assert page.evaluate("document.querySelector('site-agent').getAttribute('models')") == "demo"

@@ -1,0 +1,336 @@
+"""``<site-agent>``'s models and settings, end to end in headless Chromium, in both lanes.
+
+- Debian Chromium's real ``LanguageModel`` reports ``unavailable``: with ``proxy-url`` the
+  element falls back to the proxy (a loopback stub speaking protocol v1); without it, the
+  element shows the no-model state.
+- A fake ``LanguageModel`` that follows the documented API (availability, ``create`` with a
+  ``monitor`` and ``downloadprogress``, ``NotAllowedError`` without user activation) shows the
+  "Download the on-device model" button, which never downloads by itself.
+- JS values in ``element.options`` (model, confirm, tools), string overrides, the small-screen
+  layout, and a failed Python start with its retry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+from element_support import EL, RECORDER, Shop, start_site
+
+pytestmark = pytest.mark.browser
+
+PROXY_PATH = "/api/agent"
+
+FAKE_LANGUAGE_MODEL = """
+if (new URLSearchParams(location.search).has('fake-lm')) {
+  const calls = { availability: 0, create: [], prompt: [] };
+  let state = 'downloadable';
+  class Session {
+    async prompt(text, options = {}) {
+      calls.prompt.push({
+        constrained: !!options.responseConstraint,
+        signal: options.signal instanceof AbortSignal,
+      });
+      return JSON.stringify({ type: 'answer', text: 'Hello from the on-device model.' });
+    }
+    destroy() {}
+  }
+  const LanguageModel = {
+    async availability() { calls.availability += 1; return state; },
+    async create(options = {}) {
+      const active = navigator.userActivation.isActive;
+      calls.create.push({ active, monitor: typeof options.monitor === 'function' });
+      if (state === 'downloadable' && !active) {
+        throw new DOMException('Requires a user gesture', 'NotAllowedError');
+      }
+      if (state !== 'available') {
+        const monitor = new EventTarget();
+        options.monitor?.(monitor);
+        state = 'downloading';
+        for (const loaded of [0, 0.5, 1]) {
+          await new Promise((r) => setTimeout(r, 60));
+          const event = new Event('downloadprogress');
+          Object.assign(event, { loaded, total: 1 });
+          monitor.dispatchEvent(event);
+        }
+        state = 'available';
+      }
+      return new Session();
+    },
+  };
+  Object.defineProperty(window, 'LanguageModel', {
+    value: LanguageModel, configurable: true, writable: true,
+  });
+  window.__lm = calls;
+}
+"""
+
+
+class ProxyStub:
+    """Protocol v1 with scripted replies: a tool call for a fresh message, then an answer."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+
+    def __call__(self, body: bytes, headers: Mapping[str, str]) -> tuple[int, Any]:
+        request = json.loads(body)
+        self.requests.append(request)
+        last = request["messages"][-1]
+        if last["role"] == "tool":
+            return 200, {"type": "answer", "text": f"Proxy says: {last['content']}"}
+        return 200, {
+            "type": "tool",
+            "name": "add_to_cart",
+            "arguments": {"product": "mug", "quantity": 2},
+            "id": "stub-1",
+        }
+
+
+@pytest.fixture(scope="module")
+def stub() -> ProxyStub:
+    return ProxyStub()
+
+
+@pytest.fixture(scope="module")
+def site(stub: ProxyStub) -> Iterator[Any]:
+    server = start_site({PROXY_PATH: stub})
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def shop(page: Any, site: Any) -> Shop:
+    page.add_init_script(RECORDER)
+    page.add_init_script(FAKE_LANGUAGE_MODEL)
+    return Shop(page, site.url)
+
+
+def status(shop: Shop) -> dict[str, Any]:
+    """The setup box's state, as the visitor sees it."""
+    return dict(
+        shop.page.evaluate(
+            f"""() => {{
+            const root = {EL}.shadowRoot;
+            const q = (s) => root.querySelector(s);
+            return {{
+              model: q('.model').textContent,
+              noModel: q('.no-model')?.innerText ?? null,
+              download: q('.download')?.textContent ?? null,
+              sendDisabled: q('.send').disabled,
+            }};
+        }}"""
+        )
+    )
+
+
+# ---------------------------------------------------------------------------- real Chromium
+
+
+def test_unavailable_chrome_model_falls_back_to_the_proxy(shop: Shop, stub: ProxyStub) -> None:
+    shop.open(f"?models=chrome%20proxy&proxy-url={PROXY_PATH}")
+    real = shop.page.evaluate("LanguageModel.availability()")
+    assert real == "unavailable"  # Debian Chromium has no on-device model
+    seen = status(shop)
+    assert seen["model"] == f"Model: proxy ({PROXY_PATH})"
+    assert seen["noModel"] is None and seen["sendDisabled"] is False
+    stub.requests.clear()
+    shop.ask("add two mugs to my cart")
+    shop.card().locator(".allow").click()
+    shop.wait_cart(2)
+    outcome = shop.last_ask()
+    assert outcome["result"]["answer"].startswith("Proxy says: Added 2 × Classic mug")
+    first, second = stub.requests
+    assert first["version"] == 1 and isinstance(first["instructions"], str)
+    assert first["messages"] == [{"role": "user", "content": "add two mugs to my cart"}]
+    assert {t["name"] for t in first["tools"]} >= {"add_to_cart", "checkout", "search_products"}
+    assert [m["role"] for m in second["messages"]] == ["user", "assistant", "tool"]
+    models = [s["model"] for s in outcome["result"]["trace"]["steps"] if s["kind"] == "model"]
+    assert models == [f"proxy ({PROXY_PATH})"] * 2
+
+
+def test_js_options_model_confirm_and_tools(shop: Shop) -> None:
+    """Same page: a JS model object, a JS confirm and a JS tools array replace the defaults."""
+    out = shop.page.evaluate(
+        """async () => {
+            const el = document.querySelector('site-agent');
+            const seen = { requests: [], confirms: [] };
+            el.options = {
+              model: {
+                name: 'scripted JS model',
+                respond(request) {
+                  seen.requests.push({ tools: request.tools.map((t) => t.name),
+                    roles: request.messages.map((m) => m.role),
+                    signal: request.signal instanceof AbortSignal,
+                    instructions: typeof request.instructions });
+                  const last = request.messages.at(-1);
+                  if (last.role === 'tool') {
+                    return { type: 'answer', text: 'JS model: ' + last.content };
+                  }
+                  return { type: 'tool', name: 'greet', arguments: { name: 'Ada' } };
+                },
+              },
+              confirm: async (request, { signal }) => {
+                seen.confirms.push({ tool: request.tool.name, reason: request.reason,
+                  lines: request.lines, signal: signal instanceof AbortSignal });
+                return true;
+              },
+              tools: [{
+                name: 'greet', description: 'Greet someone by name.',
+                inputSchema: { type: 'object', required: ['name'],
+                               properties: { name: { type: 'string' } } },
+                annotations: { readOnlyHint: false },
+                execute: ({ name }) => `Hello, ${name}!`,
+              }],
+            };
+            const result = await el.ask('say hello to Ada');
+            const model = el.shadowRoot.querySelector('.model').textContent;
+            const card = !!el.shadowRoot.querySelector('.card');
+            el.options = {};
+            return { result, seen, model, card };
+        }"""
+    )
+    assert out["result"]["answer"] == "JS model: Hello, Ada!"
+    assert out["card"] is False  # the JS confirm replaced the card
+    assert out["model"] == "Model: scripted JS model"
+    assert out["seen"]["confirms"] == [
+        {
+            "tool": "greet",
+            "reason": "not-read-only",
+            "lines": [{"key": "name", "label": "Name", "value": "Ada"}],
+            "signal": True,
+        }
+    ]
+    first = out["seen"]["requests"][0]
+    assert first == {
+        "tools": ["greet"],
+        "roles": ["user"],
+        "signal": True,
+        "instructions": "string",
+    }
+
+
+def test_a_js_confirm_that_is_not_strictly_true_denies(shop: Shop) -> None:
+    out = shop.page.evaluate(
+        """async () => {
+            const el = document.querySelector('site-agent');
+            let ran = 0;
+            el.options = {
+              model: { respond: (r) => r.messages.at(-1).role === 'tool'
+                ? { type: 'answer', text: r.messages.at(-1).content }
+                : { type: 'tool', name: 'poke', arguments: {} } },
+              confirm: () => 'yes',
+              tools: [{ name: 'poke', description: 'Poke.', annotations: { readOnlyHint: false },
+                        execute: () => { ran += 1; return 'poked'; } }],
+            };
+            const result = await el.ask('poke it');
+            el.options = {};
+            return { ran, answer: result.answer };
+        }"""
+    )
+    assert out["ran"] == 0
+    assert "denied" in out["answer"]
+
+
+def test_strings_are_overridable_and_small_screens_get_the_whole_width(shop: Shop) -> None:
+    page = shop.page
+    page.evaluate(
+        f"""() => {{
+            const el = {EL};
+            el.removeAttribute('label');
+            el.strings = {{ label: 'Fragen', send: 'Senden', close: 'Schließen' }};
+        }}"""
+    )
+    assert page.inner_text("site-agent >> .launcher") == "Fragen"
+    assert page.inner_text("site-agent >> .send") == "Senden"
+    assert page.get_attribute("site-agent >> .close", "aria-label") == "Schließen"
+    page.evaluate(f"{EL}.strings = {{ label: 'Ask this site', send: 'Send', close: 'Close' }}")
+    size = page.viewport_size
+    try:
+        page.set_viewport_size({"width": 375, "height": 700})
+        box = page.locator("site-agent >> .panel").bounding_box()
+        assert box is not None
+        assert (box["x"], box["width"]) == (0, 375)
+        assert box["height"] == 700
+    finally:
+        page.set_viewport_size(size)
+
+
+def test_without_a_proxy_the_no_model_state_says_what_to_do(shop: Shop) -> None:
+    shop.open("?models=chrome")
+    seen = status(shop)
+    assert seen["model"] == "Model: chrome built-in"
+    assert seen["sendDisabled"] is True
+    assert seen["download"] is None
+    assert "No AI model is available in this browser" in seen["noModel"]
+    assert "Site owner: set proxy-url" in seen["noModel"]
+
+
+# ---------------------------------------------------------------------------- fake Prompt API
+
+
+def test_download_button_appears_and_never_downloads_by_itself(shop: Shop) -> None:
+    page = shop.page
+    shop.open("?models=chrome&fake-lm")
+    seen = status(shop)
+    assert seen["download"] == "Download the on-device model"
+    assert seen["sendDisabled"] is True
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__lm.create") == []  # nothing downloads without a click
+    page.click("site-agent >> .download")
+    page.wait_for_function(f"!{EL}.shadowRoot.querySelector('.download')", timeout=10_000)
+    calls = page.evaluate("window.__lm.create")
+    assert calls == [{"active": True, "monitor": True}]
+    seen = status(shop)
+    assert seen["sendDisabled"] is False and seen["model"] == "Model: chrome built-in"
+    result = shop.ask_and_wait("hello")
+    assert result["answer"] == "Hello from the on-device model."
+    prompts = page.evaluate("window.__lm.prompt")
+    assert prompts == [{"constrained": True, "signal": True}]
+
+
+def test_download_progress_is_shown(shop: Shop) -> None:
+    page = shop.page
+    shop.open("?models=chrome&fake-lm")
+    page.evaluate(
+        f"""() => {{
+            window.__progress = [];
+            const root = {EL}.shadowRoot;
+            new MutationObserver(() => {{
+              const p = root.querySelector('.download-box p');
+              if (p) window.__progress.push(p.textContent);
+            }}).observe(root, {{ subtree: true, childList: true, characterData: true }});
+        }}"""
+    )
+    page.click("site-agent >> .download")
+    page.wait_for_function(f"!{EL}.shadowRoot.querySelector('.download')", timeout=10_000)
+    progress = page.evaluate("[...new Set(window.__progress)]")
+    assert "Downloading the model… 50%" in progress
+    assert "Downloading the model… 100%" in progress
+
+
+# ---------------------------------------------------------------------------- failures
+
+
+def test_a_failed_start_shows_the_error_and_retry_works(shop: Shop) -> None:
+    page = shop.page
+    shop.open("", boot=False)
+    page.evaluate(
+        "async () => (await import('/loader.js')).configureRuntime({ indexURL: '/missing/' })"
+    )
+    page.click("site-agent >> .launcher")
+    shop.wait_state("failed", timeout=20_000)
+    box = page.locator("site-agent >> .failed")
+    assert box.get_attribute("role") == "alert"
+    assert "The assistant could not start." in box.inner_text()
+    assert "Try again" in box.inner_text()
+    assert page.is_disabled("site-agent >> .send")
+    page.evaluate(
+        "async () => (await import('/loader.js')).configureRuntime({ indexURL: 'pyodide/' })"
+    )
+    page.click("site-agent >> .retry")
+    shop.wait_state("ready")
+    assert page.locator("site-agent >> .failed").count() == 0
+    result = shop.ask_and_wait("find tote bags")
+    assert "Linen tote bag" in result["answer"]
