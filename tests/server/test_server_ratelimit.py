@@ -24,15 +24,18 @@ def ok(stub: StubUpstream) -> None:
 
 def test_429_after_max_in_the_window_then_free_again(proxy: Any, stub: StubUpstream) -> None:
     ok(stub)
-    p: Proxy = proxy(rate_limit={"window_ms": 1000, "max": 3})
+    p: Proxy = proxy(rate_limit={"window_ms": 2000, "max": 3})
     statuses = [p.post(request_body()).status_code for _ in range(3)]
     assert statuses == [200, 200, 200]
     refused = p.post(request_body())
     assert refused.status_code == 429
     assert refused.json() == {
-        "error": {"code": "rate-limited", "message": "Too many requests. Try again in 1 seconds."}
+        "error": {
+            "code": "rate-limited",
+            "message": f"Too many requests. Try again in {refused.headers['retry-after']} seconds.",
+        }
     }
-    assert refused.headers["retry-after"] == "1"
+    assert refused.headers["retry-after"] in ("1", "2")
     assert refused.headers["access-control-allow-origin"] == ORIGIN
     assert "retry-after" in refused.headers["access-control-expose-headers"]
     assert len(stub.requests) == 3  # a refused request never reaches upstream
@@ -42,7 +45,7 @@ def test_429_after_max_in_the_window_then_free_again(proxy: Any, stub: StubUpstr
     for _ in range(5):
         p.client.options(p.url, headers={"origin": ORIGIN})
         p.post(request_body(), origin="https://evil.example")
-    time.sleep(1.1)  # a moving window: all three hits have left it
+    time.sleep(2.1)  # a moving window: all three hits have left it
     assert p.post(request_body()).status_code == 200
 
 
@@ -163,7 +166,7 @@ def _post(client: httpx.Client, server: AppServer, ip: str) -> httpx.Response:
 
 def test_two_instances_share_the_count_in_redis(redis_url: str, stub: StubUpstream) -> None:
     ok(stub)
-    limit = {"window_ms": 2000, "max": 4}
+    limit = {"window_ms": 3000, "max": 4}
     with (
         _instance(stub, redis_url, rate_limit=limit) as one,
         _instance(stub, redis_url, rate_limit=limit) as two,
@@ -174,13 +177,13 @@ def test_two_instances_share_the_count_in_redis(redis_url: str, stub: StubUpstre
         assert statuses == [200, 200, 200, 200]
         refused = _post(client, two, ip)
         assert refused.status_code == 429
-        assert 1 <= int(refused.headers["retry-after"]) <= 2
+        assert 1 <= int(refused.headers["retry-after"]) <= 3
         assert _post(client, one, ip).status_code == 429
         assert _post(client, one, "198.51.100.99").status_code == 200
         # In memory, each instance would have counted alone.
         with _instance(stub, "memory://", rate_limit=limit) as three:
             assert _post(client, three, ip).status_code == 200
-        time.sleep(2.1)
+        time.sleep(3.1)
         assert _post(client, two, ip).status_code == 200
 
 
