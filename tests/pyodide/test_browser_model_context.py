@@ -431,6 +431,21 @@ async def _native_source(selenium):
         assert {n: listed[n] for n in after} == after
         assert "extra" in listed
 
+        # A confirmed call over native WebMCP runs (no spurious stale-tools from event timing).
+        replies = [
+            {"type": "tool", "name": "buy", "arguments": {}},
+            {"type": "answer", "text": "Bought."},
+        ]
+        agent = sa.create_site_agent(
+            model=sa.custom(lambda request: replies.pop(0), name="scripted"),
+            tools=source,
+            confirm=lambda request: True,
+        )
+        result = await agent.run("buy it").done
+        outcomes = [s["outcome"] for s in result.trace["steps"] if s["kind"] == "tool-result"]
+        assert outcomes == ["ran"]
+        assert run_js("globalThis.__seen.bought") == 1
+
         # The page re-registers a tool while the visitor decides: the call is stale, not run.
         async def confirm(request):
             await run_js(
@@ -454,7 +469,7 @@ async def _native_source(selenium):
         result = await agent.run("buy it").done
         outcomes = [s["outcome"] for s in result.trace["steps"] if s["kind"] == "tool-result"]
         assert outcomes == ["stale-tools"]
-        assert run_js("globalThis.__seen.bought") is None
+        assert run_js("globalThis.__seen.bought") == 1
         assert count() == baseline + 1, "a run over native WebMCP left PyProxies behind"
         source.close()
         assert count() == baseline
