@@ -1,0 +1,280 @@
+"""Build the self-hosted bundle: Pyodide core, pinned wheels, a rewritten lock, loader and web/."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import tarfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pysite_agent.bundle import _fetch, _lock, _pins, _wheels
+
+MANIFEST = "bundle-manifest.json"
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # .../pysite_agent
+_SKIP_NAMES = {"__pycache__", "node_modules", ".DS_Store"}
+
+
+@dataclass(frozen=True)
+class BundleFile:
+    """One file of the bundle, relative to its folder (forward slashes)."""
+
+    path: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class BundleReport:
+    """What :func:`build_bundle` wrote."""
+
+    out_dir: Path
+    pyodide_version: str
+    python_version: str
+    #: canonical distribution name -> version, for every wheel in ``pyodide/``
+    packages: Mapping[str, str]
+    files: tuple[BundleFile, ...]
+    #: files fetched from the network during this build (empty when the cache had everything)
+    downloaded: tuple[str, ...] = ()
+    seconds: float = 0.0
+    #: where the pysite_agent wheel came from: "checkout" (built) or "installed" (re-packed)
+    source: str = field(default="checkout")
+
+    @property
+    def total_size(self) -> int:
+        return sum(f.size for f in self.files)
+
+    def size_of(self, prefix: str) -> int:
+        """Total size of the files whose path starts with ``prefix``."""
+        return sum(f.size for f in self.files if f.path.startswith(prefix))
+
+
+def checkout_root() -> Path | None:
+    """The project checkout this package runs from, or None when it is installed."""
+    root = _PACKAGE_DIR.parent
+    pyproject = root / "pyproject.toml"
+    if not pyproject.is_file():
+        return None
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return root if 'name = "pysite-agent"' in text else None
+
+
+def default_cache_dir() -> Path:
+    """``$PYSITE_AGENT_CACHE_DIR``, else ``.cache/pysite-agent`` in a checkout, else the
+    user's cache folder (``$XDG_CACHE_HOME`` or ``~/.cache``)."""
+    env = os.environ.get("PYSITE_AGENT_CACHE_DIR")
+    if env:
+        return Path(env)
+    root = checkout_root()
+    if root is not None:
+        return root / ".cache" / "pysite-agent"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pysite-agent"
+
+
+def _asset_sources() -> tuple[Path, Path]:
+    """``loader.js`` and ``web/``: at the checkout's root, or packaged in ``_assets``."""
+    root = checkout_root()
+    base = root if root is not None else _PACKAGE_DIR / "_assets"
+    return base / "loader.js", base / "web"
+
+
+def _copy_tree(src: Path, dest: Path) -> None:
+    for path in sorted(src.rglob("*")):
+        rel = path.relative_to(src)
+        if any(part in _SKIP_NAMES or part.startswith(".") for part in rel.parts):
+            continue
+        if path.is_file():
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _list_files(folder: Path) -> tuple[BundleFile, ...]:
+    files = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            files.append(
+                BundleFile(
+                    path.relative_to(folder).as_posix(),
+                    path.stat().st_size,
+                    _fetch.sha256_file(path),
+                )
+            )
+    return tuple(files)
+
+
+def _check_out_dir(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"{out} exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
+        raise FileExistsError(f"{out} is not empty and holds no {MANIFEST}: refusing to replace it")
+
+
+def _same_tree(new: Path, out: Path, files: tuple[BundleFile, ...]) -> bool:
+    """True when ``out`` already holds exactly the files of ``new`` (so it need not be touched:
+    a server may be reading it)."""
+    manifest = out / MANIFEST
+    if not manifest.is_file() or manifest.read_bytes() != (new / MANIFEST).read_bytes():
+        return False
+    return set(_list_files(out)) == {*files, BundleFile(MANIFEST, *_size_and_hash(manifest))}
+
+
+def _swap_into_place(tmp: Path, out: Path) -> None:
+    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    if out.exists():
+        out.rename(old)
+    tmp.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def build_bundle(
+    out_dir: str | os.PathLike[str],
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+    include_test_wheels: bool = False,
+    progress: Callable[[str], object] = print,
+) -> BundleReport:
+    """Write a folder a site can host as-is, with no request to any third party.
+
+    Layout::
+
+        OUT/loader.js, OUT/web/...     the element (copied as they are)
+        OUT/pyodide/                   Pyodide core, the wheels, pyodide-lock.json for them
+        OUT/bundle-manifest.json       versions, and size and sha256 of every file
+
+    Downloads (the Pyodide tarball from the npm registry, pinned wheels from PyPI) go to
+    ``cache_dir`` (see :func:`default_cache_dir`) and are checked against their pinned sha256
+    after each download and on each reuse, so a second build needs no network. Equal inputs
+    give byte-identical output. ``OUT`` is replaced as a whole; a non-empty folder that is not
+    a previous bundle is refused. ``include_test_wheels`` adds pytest, hypothesis and their
+    dependencies, for running tests inside Pyodide.
+    """
+    started = time.monotonic()
+    out = Path(out_dir).resolve()
+    cache = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir().resolve()
+    _check_out_dir(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.build-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    pyodide_dir = tmp / "pyodide"
+    pyodide_dir.mkdir(parents=True)
+    downloaded: list[str] = []
+    try:
+        # 1. Pyodide core from the npm tarball.
+        core = _pins.PYODIDE
+        tarball = cache / "npm" / f"pyodide-{core.version}.tgz"
+        if _fetch.cached(tarball, core.sha256, lambda: core.url, progress):
+            downloaded.append(tarball.name)
+        with tarfile.open(tarball, "r:gz") as tf:
+            for name in (*core.files, "pyodide-lock.json"):
+                member = tf.extractfile(f"package/{name}")
+                if member is None:
+                    raise FileNotFoundError(f"{tarball.name} has no package/{name}")
+                with member:
+                    data = member.read()
+                if name == "pyodide-lock.json":
+                    upstream_lock = json.loads(data)
+                else:
+                    (pyodide_dir / name).write_bytes(data)
+        progress(f"pyodide {core.version} (Python {upstream_lock['info']['python']})")
+
+        # 2. Pinned wheels.
+        wheels = list(_pins.RUNTIME_WHEELS)
+        if include_test_wheels:
+            wheels += _pins.TEST_WHEELS
+        for wheel in wheels:
+            cached_path = cache / "wheels" / wheel.file_name
+            if _fetch.cached(
+                cached_path, wheel.sha256, functools.partial(_fetch.pypi_url, wheel), progress
+            ):
+                downloaded.append(wheel.file_name)
+            shutil.copyfile(cached_path, pyodide_dir / wheel.file_name)
+
+        # 3. Wheels made here: the rpds-py stand-in and pysite_agent itself.
+        _wheels.rpds_stand_in(pyodide_dir)
+        root = checkout_root()
+        if root is not None:
+            own, fetched = _wheels.build_from_checkout(root, pyodide_dir, cache, progress)
+            if fetched:
+                downloaded.append("build backend")
+            source = "checkout"
+            progress(f"built {own.name} from the checkout {root}")
+        else:
+            own = _wheels.repack_installed(pyodide_dir)
+            source = "installed"
+            progress(f"packed {own.name} from the installed package")
+
+        # 4. The lock, listing exactly these wheels.
+        lock = _lock.rewrite_lock(upstream_lock, sorted(pyodide_dir.glob("*.whl")))
+        _write_json(pyodide_dir / "pyodide-lock.json", lock)
+
+        # 5. The page-side files.
+        loader, web = _asset_sources()
+        if loader.is_file():
+            shutil.copyfile(loader, tmp / "loader.js")
+        if web.is_dir():
+            _copy_tree(web, tmp / "web")
+
+        # 6. The manifest.
+        files = _list_files(tmp)
+        packages = {key: entry["version"] for key, entry in lock["packages"].items()}
+        _write_json(
+            tmp / MANIFEST,
+            {
+                "format": 1,
+                "pyodide": {
+                    "version": core.version,
+                    "sha256": core.sha256,
+                    "python": upstream_lock["info"]["python"],
+                    "abi_version": upstream_lock["info"].get("abi_version"),
+                },
+                "packages": packages,
+                "test_wheels": include_test_wheels,
+                "files": {f.path: {"sha256": f.sha256, "size": f.size} for f in files},
+            },
+        )
+        if _same_tree(tmp, out, files):
+            progress("bundle unchanged: the folder is left as it was")
+        else:
+            _swap_into_place(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    report = BundleReport(
+        out_dir=out,
+        pyodide_version=core.version,
+        python_version=str(upstream_lock["info"]["python"]),
+        packages=packages,
+        files=(*files, BundleFile(MANIFEST, *_size_and_hash(out / MANIFEST))),
+        downloaded=tuple(downloaded),
+        seconds=time.monotonic() - started,
+        source=source,
+    )
+    progress(
+        f"bundle: {out} ({len(report.files)} files, {report.total_size / 1e6:.1f} MB; "
+        f"wheels {_wheel_bytes(report) / 1e3:.0f} kB; "
+        f"{'downloaded ' + str(len(downloaded)) if downloaded else 'all from the cache'}; "
+        f"{report.seconds:.1f} s)"
+    )
+    return report
+
+
+def _size_and_hash(path: Path) -> tuple[int, str]:
+    return path.stat().st_size, _fetch.sha256_file(path)
+
+
+def _wheel_bytes(report: BundleReport) -> int:
+    return sum(f.size for f in report.files if f.path.endswith(".whl"))

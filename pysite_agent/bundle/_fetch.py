@@ -1,0 +1,89 @@
+"""Downloads into a cache folder, each file checked against its pinned sha256."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+from pysite_agent.bundle._pins import Wheel
+
+#: PyPI's simple index (PEP 691 JSON). Override with ``PYSITE_AGENT_INDEX_URL`` for a mirror.
+DEFAULT_INDEX_URL = "https://pypi.org/simple"
+_TIMEOUT = 120.0
+
+
+class IntegrityError(RuntimeError):
+    """A downloaded or cached file does not have its pinned sha256."""
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _download(url: str, dest: Path, sha256: str) -> None:
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.part")
+    digest = hashlib.sha256()
+    try:
+        request = urllib.request.Request(url, headers={"User-Agent": "pysite-agent-bundle"})
+        with urllib.request.urlopen(request, timeout=_TIMEOUT) as response, tmp.open("wb") as fh:
+            for chunk in iter(lambda: response.read(1 << 20), b""):
+                digest.update(chunk)
+                fh.write(chunk)
+        if digest.hexdigest() != sha256:
+            raise IntegrityError(
+                f"{url}: sha256 {digest.hexdigest()} differs from the pinned {sha256}"
+            )
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def cached(
+    dest: Path, sha256: str, url: Callable[[], str], progress: Callable[[str], object]
+) -> bool:
+    """Make ``dest`` hold the file with ``sha256``, downloading from ``url()`` if needed.
+
+    Returns True when the file was downloaded. A cached file with another hash is replaced.
+    """
+    if dest.is_file():
+        if sha256_file(dest) == sha256:
+            return False
+        progress(f"cache: {dest.name} has the wrong sha256, fetching it again")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    source = url()
+    progress(f"download: {source}")
+    _download(source, dest, sha256)
+    return True
+
+
+def pypi_url(wheel: Wheel, index_url: str | None = None) -> str:
+    """The download URL of ``wheel``, looked up in the simple index (JSON form)."""
+    index = (index_url or os.environ.get("PYSITE_AGENT_INDEX_URL") or DEFAULT_INDEX_URL).rstrip("/")
+    request = urllib.request.Request(
+        f"{index}/{wheel.name}/",
+        headers={
+            "Accept": "application/vnd.pypi.simple.v1+json",
+            "User-Agent": "pysite-agent-bundle",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=_TIMEOUT) as response:
+        page = json.load(response)
+    for entry in page.get("files", []):
+        if entry.get("filename") == wheel.file_name:
+            listed = entry.get("hashes", {}).get("sha256")
+            if listed and listed != wheel.sha256:
+                raise IntegrityError(
+                    f"{wheel.file_name}: the index lists sha256 {listed}, pinned {wheel.sha256}"
+                )
+            url: str = entry["url"]
+            return urllib.parse.urljoin(f"{index}/{wheel.name}/", url)
+    raise LookupError(f"{wheel.file_name} is not listed at {index}/{wheel.name}/")

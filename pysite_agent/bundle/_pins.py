@@ -1,0 +1,189 @@
+"""Everything the bundle downloads, pinned by version and sha256.
+
+To move a pin: download the new file once (``pip download --isolated --no-deps
+--only-binary=:all: --python-version 3.14 NAME==VER``), check it, and record its file name and
+``sha256sum`` here. The build refuses any file whose hash differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Wheel:
+    """One pinned wheel on PyPI."""
+
+    name: str
+    version: str
+    file_name: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Tarball:
+    """The Pyodide core package on the npm registry."""
+
+    version: str
+    url: str
+    sha256: str
+    #: Files copied from the tarball's ``package/`` folder into the bundle's ``pyodide/``.
+    files: tuple[str, ...]
+
+
+PYODIDE = Tarball(
+    version="314.0.7",
+    url="https://registry.npmjs.org/pyodide/-/pyodide-314.0.7.tgz",
+    sha256="66b7949e5a0cba2250b586d7e368bf12fb482800748d182c4618254b685ffaa0",
+    files=(
+        "package.json",  # version and licence of the runtime
+        "pyodide.asm.mjs",
+        "pyodide.asm.wasm",
+        "pyodide.js",  # the CommonJS entry point: Node's require() (pytest-pyodide uses it)
+        "pyodide.mjs",
+        "python_stdlib.zip",
+    ),
+)
+
+#: Pure-Python wheels the agent needs in the browser (the pysite_agent wheel is added to these).
+RUNTIME_WHEELS: tuple[Wheel, ...] = (
+    Wheel(
+        "attrs",
+        "26.1.0",
+        "attrs-26.1.0-py3-none-any.whl",
+        "c647aa4a12dfbad9333ca4e71fe62ddc36f4e63b2d260a37a8b83d2f043ac309",
+    ),
+    Wheel(
+        "jsonschema",
+        "4.26.0",
+        "jsonschema-4.26.0-py3-none-any.whl",
+        "d489f15263b8d200f8387e64b4c3a75f06629559fb73deb8fdfb525f2dab50ce",
+    ),
+    Wheel(
+        "jsonschema-specifications",
+        "2025.9.1",
+        "jsonschema_specifications-2025.9.1-py3-none-any.whl",
+        "98802fee3a11ee76ecaca44429fda8a41bff98b00a0f2838151b113f210cc6fe",
+    ),
+    Wheel(
+        "micropip",
+        "0.11.1",
+        "micropip-0.11.1-py3-none-any.whl",
+        "768de165adb8e66906039d8fec4127a57f522dfdf8e6fbff877a4616941ecfd3",
+    ),
+    Wheel(
+        "pyrsistent",
+        "0.20.0",
+        "pyrsistent-0.20.0-py3-none-any.whl",
+        "c55acc4733aad6560a7f5f818466631f07efc001fd023f34a6c203f8b6df0f0b",
+    ),
+    Wheel(
+        "pyrsistent-as-rpds-py",
+        "2.1.0",
+        "pyrsistent_as_rpds_py-2.1.0-py3-none-any.whl",
+        "f16935a819b1fc52ca2f545cf30004f94a737012153d72f107b4836c8a1ad144",
+    ),
+    Wheel(
+        "referencing",
+        "0.37.0",
+        "referencing-0.37.0-py3-none-any.whl",
+        "381329a9f99628c9069361716891d34ad94af76e461dcb0335825aecc7692231",
+    ),
+)
+
+#: Extra wheels for running pytest (and hypothesis) inside Pyodide.
+TEST_WHEELS: tuple[Wheel, ...] = (
+    Wheel(
+        "hypothesis",
+        "6.155.2",
+        "hypothesis-6.155.2-py3-none-any.whl",
+        "c85ce6dcd630a90ce501f1d1dd1bc84b97f5649ca8a27e134c8cbf5aa480b1a5",
+    ),
+    Wheel(
+        "iniconfig",
+        "2.3.1",
+        "iniconfig-2.3.1-py3-none-any.whl",
+        "9121e2c1fdb355232495be3194c8dfe87ccc2d5dee45947b78e68f499790d7a7",
+    ),
+    Wheel(
+        "packaging",
+        "26.4",
+        "packaging-26.4-py3-none-any.whl",
+        "81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2",
+    ),
+    Wheel(
+        "pluggy",
+        "1.7.0",
+        "pluggy-1.7.0-py3-none-any.whl",
+        "7dd7b0d8832ba3cb632c306926ded123429211b83641b35dc5c41ad2d34f9bec",
+    ),
+    Wheel(
+        "pygments",
+        "2.21.0",
+        "pygments-2.21.0-py3-none-any.whl",
+        "2363c69b61c4a97c838da3b130dcd6468f4848992b21a82f2a63ec34377137d9",
+    ),
+    Wheel(
+        "pytest",
+        "9.0.3",
+        "pytest-9.0.3-py3-none-any.whl",
+        "2c5efc453d45394fdd706ade797c0a81091eccd1d6e4bccfcd476e2b8e0ab5d9",
+    ),
+    Wheel(
+        "sortedcontainers",
+        "2.4.0",
+        "sortedcontainers-2.4.0-py2.py3-none-any.whl",
+        "a163dcaede0f1c021485e957a39245190e74249897e2ae4b2aa38595db237ee0",
+    ),
+    Wheel(
+        "tblib",
+        "3.2.2",
+        "tblib-3.2.2-py3-none-any.whl",
+        "26bdccf339bcce6a88b2b5432c988b266ebbe63a4e593f6b578b1d2e723d2b76",
+    ),
+)
+
+#: The build backend (``[build-system]`` in pyproject.toml) and its dependencies, used on this
+#: machine to build the pysite_agent wheel from a checkout. Never copied into the bundle.
+BUILD_WHEELS: tuple[Wheel, ...] = (
+    Wheel(
+        "hatchling",
+        "1.33.0",
+        "hatchling-1.33.0-py3-none-any.whl",
+        "415290b84f464d2884303fca8974d38e7b85579069fab02a15db0828fbb1446d",
+    ),
+    Wheel(
+        "packaging",
+        "26.4",
+        "packaging-26.4-py3-none-any.whl",
+        "81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2",
+    ),
+    Wheel(
+        "pathspec",
+        "1.1.1",
+        "pathspec-1.1.1-py3-none-any.whl",
+        "a00ce642f577bf7f473932318056212bc4f8bfdf53128c78bbd5af0b9b20b189",
+    ),
+    Wheel(
+        "pluggy",
+        "1.7.0",
+        "pluggy-1.7.0-py3-none-any.whl",
+        "7dd7b0d8832ba3cb632c306926ded123429211b83641b35dc5c41ad2d34f9bec",
+    ),
+    Wheel(
+        "tomlkit",
+        "0.15.2",
+        "tomlkit-0.15.2-py3-none-any.whl",
+        "05562412163a3037b94497385fb7f9204c637bc605af7a48199e41cf2272f437",
+    ),
+    Wheel(
+        "trove-classifiers",
+        "2026.9.21.13",
+        "trove_classifiers-2026.9.21.13-py3-none-any.whl",
+        "8b1ff4f9c191b1040b71c37f1e445ab99732911e3cd91de52838453a854d7a17",
+    ),
+)
+
+#: The stand-in for rpds-py (no wasm wheel of rpds-py on PyPI): module ``rpds`` re-exporting
+#: ``pyrsistent_as_rpds.pure``. The bundle writes it itself; the local version label says so.
+RPDS_STAND_IN_VERSION = "0.30.0+pyrsistent"
