@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pysite_agent.core import wire
@@ -260,6 +260,8 @@ def walk(node: Any, top: bool = True) -> None:
 
 @FAST
 @given(schemas)
+@example({"type": {}})  # found by hypothesis: a non-string type crashed the reduction
+@example({"allOf": [], "properties": "string"})  # found by hypothesis: allOf with bad properties
 def test_reduced_schemas_only_use_what_gemini_accepts(schema: Any) -> None:
     reduced = reduce_schema(schema)
     if reduced is None:

@@ -68,8 +68,10 @@ def _resolve(ref: Any, root: dict[str, Any]) -> dict[str, Any] | None:
 def _merge_all_of(node: dict[str, Any]) -> dict[str, Any]:
     parts = [p for p in node.get("allOf", []) if isinstance(p, dict)]
     merged: dict[str, Any] = {k: v for k, v in node.items() if k != "allOf"}
-    properties: dict[str, Any] = dict(merged.get("properties") or {})
-    required: list[Any] = list(merged.get("required") or [])
+    own_properties = merged.get("properties")
+    own_required = merged.get("required")
+    properties: dict[str, Any] = dict(own_properties) if isinstance(own_properties, dict) else {}
+    required: list[Any] = list(own_required) if isinstance(own_required, list) else []
     for part in parts:
         for key, value in part.items():
             if key == "properties" and isinstance(value, dict):
