@@ -159,23 +159,26 @@ class ProxyApp:
             self._log(scope, outcome, started)
             return
         except Exception as exc:  # noqa: BLE001 - any bug becomes a generic 500
-            response = error_response(500, "internal-error")
-            detail, trace = describe(exc, self._redact)
-            await self._report(
-                InternalError(
-                    "unexpected error while handling a request",
-                    provider=self._options.provider,
-                    status=500,
-                    code="internal-error",
-                    detail=detail,
-                    trace=trace,
-                )
-            )
+            response = await self._internal(exc)
         outcome.status = response.status
         outcome.code = response.code
         # Logged before the answer leaves, so the line exists once the client has its answer.
         self._log(scope, outcome, started)
         await self._send(send, response)
+
+    async def _internal(self, exc: Exception) -> Response:
+        detail, trace = describe(exc, self._redact)
+        await self._report(
+            InternalError(
+                "unexpected error while handling a request",
+                provider=self._options.provider,
+                status=500,
+                code="internal-error",
+                detail=detail,
+                trace=trace,
+            )
+        )
+        return error_response(500, "internal-error")
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -254,6 +257,10 @@ class ProxyApp:
             response = await self._allowed(scope, receive, outcome)
         except _Refused as refused:
             response = refused.response
+        except ClientGone:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a 500 the page can read (CORS headers)
+            response = await self._internal(exc)
         response.headers.extend(cors)
         return response
 

@@ -500,6 +500,7 @@ def test_500_unexpected_error_is_generic_and_reported(proxy: Any, stub: StubUpst
     response = p.post(request_body())
     assert response.status_code == 500
     assert error_of(response) == {"code": "internal-error", "message": "Internal error."}
+    assert response.headers["access-control-allow-origin"] == ORIGIN  # readable by the page
     [reported] = p.errors
     assert isinstance(reported, InternalError)
     assert "boom [redacted]" in reported.detail
