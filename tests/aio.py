@@ -58,6 +58,10 @@ class VirtualTimeLoop(asyncio.BaseEventLoop):
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` on a fresh :class:`VirtualTimeLoop` and return its result."""
     previous = asyncio.events._get_running_loop()
+    # Inside a running task (e.g. a test body run by Pyodide's own loop), step out of it: the
+    # running loop is per thread, and from Python 3.14 the current task is too.
+    swap = getattr(asyncio.tasks, "_swap_current_task", None)
+    outer_task = swap(previous, None) if (swap is not None and previous is not None) else None
     asyncio.events._set_running_loop(None)
     loop = VirtualTimeLoop()
     try:
@@ -68,3 +72,5 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         finally:
             loop.close()
             asyncio.events._set_running_loop(previous)
+            if swap is not None and previous is not None:
+                swap(previous, outer_task)
