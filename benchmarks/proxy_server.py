@@ -133,6 +133,7 @@ async def load(
 ) -> dict[str, Any]:
     latencies: list[float] = []
     errors = 0
+    kinds: dict[str, int] = {}
     remaining = total
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(trust_env=False, timeout=30, limits=limits) as client:
@@ -145,8 +146,12 @@ async def load(
                 try:
                     response = await client.post(url, content=body, headers=headers)
                     ok = response.status_code == 200
-                except httpx.HTTPError:
+                    kind = str(response.status_code)
+                except httpx.HTTPError as exc:
                     ok = False
+                    kind = type(exc).__name__
+                if not ok:
+                    kinds[kind] = kinds.get(kind, 0) + 1
                 latencies.append((time.perf_counter() - started) * 1000)
                 errors += 0 if ok else 1
 
@@ -158,6 +163,7 @@ async def load(
         "clients": clients,
         "requests": len(latencies),
         "errors": errors,
+        "error_kinds": kinds,
         "rps": round(len(latencies) / elapsed, 1),
         "median_ms": round(statistics.median(latencies), 3),
         "p99_ms": round(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))], 3),
@@ -259,7 +265,8 @@ def main() -> int:
                 f"{clients:>3} clients: direct {direct['rps']:>7} req/s "
                 f"(median {direct['median_ms']} ms, p99 {direct['p99_ms']} ms) | proxy "
                 f"{through['rps']:>7} req/s (median {through['median_ms']} ms, "
-                f"p99 {through['p99_ms']} ms, errors {through['errors']}) | added median "
+                f"p99 {through['p99_ms']} ms, errors {through['errors']} "
+                f"{through['error_kinds']}) | added median "
                 f"{level['added_median_ms']} ms, p99 {level['added_p99_ms']} ms",
                 flush=True,
             )
@@ -280,6 +287,7 @@ def main() -> int:
             flush=True,
         )
         results["cpus"] = os.cpu_count()
+        results["load_average"] = os.getloadavg()
         results["python"] = sys.version.split()[0]
         out = Path(__file__).parent / "results"
         out.mkdir(exist_ok=True)
