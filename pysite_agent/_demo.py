@@ -87,6 +87,8 @@ class DemoServer(ThreadingHTTPServer):
         roots: the folders, in lookup order.
         post_routes: extra ``POST`` endpoints, ``{path: handler}`` (see :data:`PostHandler`).
         requests: ``(method, path, status)`` of every request, in order.
+        cache_control: the ``Cache-Control`` header of every response (default ``no-cache``:
+            browsers revalidate and get ``304 Not Modified``).
     """
 
     daemon_threads = True
@@ -99,8 +101,10 @@ class DemoServer(ThreadingHTTPServer):
         host: str = DEFAULT_HOST,
         port: int = DEFAULT_PORT,
         post_routes: Mapping[str, PostHandler] | None = None,
+        cache_control: str = "no-cache",
     ) -> None:
         self.roots = [Path(r).resolve() for r in roots]
+        self.cache_control = cache_control
         self.post_routes = dict(post_routes or {})
         self.requests: list[tuple[str, str, int]] = []
         self._thread: threading.Thread | None = None
@@ -166,7 +170,7 @@ class _Handler(SimpleHTTPRequestHandler):
         return str(found) if found is not None else str(self.server.roots[0] / ".missing" / "404")
 
     def end_headers(self) -> None:
-        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Cache-Control", self.server.cache_control)
         super().end_headers()
 
     def do_POST(self) -> None:

@@ -601,9 +601,22 @@ export class SiteAgentElement extends HTMLElement {
 
   #append(node) {
     this.#ui.log.append(node);
-    node.scrollIntoView?.({ block: 'nearest' });
+    this.#scrollSoon();
     return node;
   }
+
+  // Keep the newest line in view; once per frame, so a burst of events lays out once.
+  #scrollSoon() {
+    if (this.#scrollPending) return;
+    this.#scrollPending = true;
+    requestAnimationFrame(() => {
+      this.#scrollPending = false;
+      const body = this.#ui.body;
+      body.scrollTop = body.scrollHeight;
+    });
+  }
+
+  #scrollPending = false;
 
   #message(kind, text) {
     const who = kind === 'user' ? this.#t('you') : this.#t('assistant');
@@ -778,7 +791,7 @@ export class SiteAgentElement extends HTMLElement {
       this.#card = { card, finish };
       this.#ui.cardSlot.append(card);
       this.#ui.status.textContent = this.#t('confirmAnnounce', { tool: name });
-      card.scrollIntoView?.({ block: 'nearest' });
+      this.#scrollSoon();
       card.focus();
     });
   }
