@@ -33,6 +33,8 @@ the pitfalls are handled once:
   to JavaScript beyond one call (event listeners, ``monitor``) is wrapped with ``create_proxy``
   and destroyed explicitly; :func:`live_callbacks` counts the ones not destroyed yet (tests use it
   to prove there is no leak). Borrowed proxies (implicit call arguments) are never relied on.
+- **Python work for a JS caller** (:func:`promise_of`): a coroutine run as a task, handed to
+  JavaScript as a real ``Promise`` (not a PyProxy of the coroutine), with no PyProxy left behind.
 
 Errors raised: :class:`BrowserError` (a readable JS error), ``TypeError`` from :func:`to_js` for
 data that is not JSON-like.
@@ -59,7 +61,7 @@ IN_PYODIDE: Final[bool] = "_pyodide_core" in sys.modules or sys.platform == "ems
 
 if IN_PYODIDE or TYPE_CHECKING:  # pragma: no cover - Pyodide only
     import js
-    from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull
+    from pyodide.ffi import JsException, JsProxy, create_once_callable, create_proxy, jsnull
     from pyodide.ffi import to_js as _pyodide_to_js
 
 
@@ -376,6 +378,58 @@ def pyproxy_tracing(enable: bool = True) -> Callable[[], int] | None:
     else:
         module.disable_pyproxy_allocation_tracing()
     return lambda: int(module.pyproxy_alloc_map.size)
+
+
+# -- Python work for a JS caller -------------------------------------------------------------
+
+_pending: set[asyncio.Future[Any]] = set()  # strong references: asyncio keeps only weak ones
+
+
+def promise_of(awaitable: Awaitable[Any], *, for_js: bool) -> Any:
+    """Run ``awaitable`` as a task now and return what the caller can await.
+
+    For a JavaScript caller (``for_js`` in Pyodide): a JS ``Promise`` made with ``new
+    Promise(executor)``, whose executor is a ``create_once_callable`` proxy that the constructor
+    calls (and so releases) at once. The Promise resolves with the task's result passed through
+    :func:`to_js` (plain data, a JS value, or a string); a task that raises rejects it with a JS
+    ``Error`` whose ``name`` is the exception's class name (``"AbortError"`` when the task was
+    cancelled). Returning a coroutine to JavaScript instead would hand out a PyProxy that only
+    ``then`` releases; a caller that never calls ``then`` would leak it.
+
+    For a Python caller: the task itself (an ``asyncio.Future``).
+
+    Raises:
+        RuntimeError: no running event loop (as ``asyncio.ensure_future`` does).
+    """
+    task = asyncio.ensure_future(awaitable)
+    _pending.add(task)
+    task.add_done_callback(_pending.discard)
+    if not (for_js and IN_PYODIDE):
+        return task
+
+    def executor(resolve: Any, reject: Any) -> None:
+        def settle(done: asyncio.Future[Any]) -> None:
+            if done.cancelled():
+                reject(_js_error("AbortError", "The Python task was cancelled."))
+                return
+            error = done.exception()
+            if error is not None:
+                reject(_js_error(type(error).__name__, str(error)))
+                return
+            try:
+                resolve(to_js(done.result()))
+            except TypeError as exc:
+                reject(_js_error("TypeError", str(exc)))
+
+        task.add_done_callback(settle)
+
+    return js.Promise.new(create_once_callable(executor))
+
+
+def _js_error(name: str, message: str) -> Any:
+    error = js.Error.new(message)
+    error.name = name
+    return error
 
 
 # -- abort ------------------------------------------------------------------------------------

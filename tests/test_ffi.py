@@ -101,3 +101,22 @@ def test_maybe_await() -> None:
 
     assert run(ffi.maybe_await(1)) == 1
     assert run(ffi.maybe_await(coro())) == 2
+
+
+def test_promise_of_for_a_python_caller_is_the_running_task() -> None:
+    async def work() -> str:
+        return "done"
+
+    async def failing() -> str:
+        raise ValueError("no")
+
+    async def main() -> tuple[str, str]:
+        task = ffi.promise_of(work(), for_js=False)
+        assert hasattr(task, "add_done_callback")  # an asyncio.Future, already scheduled
+        bad = ffi.promise_of(failing(), for_js=False)
+        with pytest.raises(ValueError, match="no"):
+            await bad
+        return await task, "ok"
+
+    assert run(main()) == ("done", "ok")
+    assert not ffi._pending  # finished tasks are not kept

@@ -26,7 +26,9 @@ Annotations map to WebMCP's hints: ``read_only`` -> ``readOnlyHint``, ``untruste
 ``untrustedContentHint``, ``consequential`` -> ``consequentialHint``.
 
 Every call is validated with ``jsonschema`` before the function runs; dataclass parameters are
-built from their JSON objects. ``available`` is a predicate: while it returns ``False`` (or a
+built from their JSON objects. A function that returns ``None`` reads as :data:`EMPTY_RESULT`
+(``"Operation succeeded"``, what WebMCP reports for an empty result), both through ``tools()``
+and when mounted. ``available`` is a predicate: while it returns ``False`` (or a
 string, the reason) the tool is not offered, and a call refuses with that reason.
 
 Raises (at declaration): ``ValueError`` for a name that breaks WebMCP's rule (1-128 characters of
@@ -43,16 +45,22 @@ import re
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 from pysite_agent.core.signals import AbortSignal
 from pysite_agent.core.types import Tool
 from pysite_agent.core.validation import check_arguments
 from pysite_agent.tools.python_source import TOOL_NAME, PythonToolSource
 
+if TYPE_CHECKING:
+    from pysite_agent.tools.mount import Mount
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 Predicate = Callable[[], "bool | str"]
+
+EMPTY_RESULT = "Operation succeeded"
+"""The result text of a tool that returned ``None`` (WebMCP's own text for an empty result)."""
 
 
 class ToolRefused(Exception):
@@ -381,14 +389,14 @@ class DeclaredTool:
             hints.update(annotations)
         self.annotations = hints
         self.available = available
-        self._wants_signal = (
-            any(h is AbortSignal for h in get_type_hints(fn, include_extras=True).values())
-            and "signal" in inspect.signature(fn).parameters
+        # ``signal: AbortSignal`` or ``signal: AbortSignal | None`` receives the call's signal.
+        self._wants_signal = "signal" in inspect.signature(fn).parameters and _is_signal(
+            get_type_hints(fn, include_extras=True).get("signal")
         )
         self.tool = Tool(
             name=self.name,
             description=self.description,
-            execute=self.execute,
+            execute=self._tool_execute,
             input_schema=self.input_schema,
             annotations=self.annotations,
             title=self.title,
@@ -434,13 +442,19 @@ class DeclaredTool:
             result = await result
         return result
 
+    async def _tool_execute(self, args: Any, signal: AbortSignal | None = None) -> Any:
+        """:meth:`execute` for the agent: ``None`` reads as :data:`EMPTY_RESULT` (the core would
+        read ``None`` as "the page navigated")."""
+        result = await self.execute(args, signal)
+        return EMPTY_RESULT if result is None else result
+
 
 class ToolRegistry:
     """A set of declared tools: a plain tool list on CPython, mountable on a page in Pyodide.
 
     ``tools()`` lists the available ones as :class:`Tool` objects (for ``create_site_agent``);
     ``source()`` is a live :class:`PythonToolSource` kept in step by :meth:`refresh`;
-    ``mount()``/``unmount()`` (in :mod:`pysite_agent.tools.mount`, Pyodide only) register them on
+    ``mount()``/``unmount()`` (:mod:`pysite_agent.tools.mount`) register them on
     ``document.modelContext`` so this agent and any other WebMCP client can call them.
     """
 
@@ -448,6 +462,7 @@ class ToolRegistry:
         self._declared: dict[str, DeclaredTool] = {}
         self._listeners: list[Callable[[], Any]] = []
         self._source: PythonToolSource | None = None
+        self._mounts: list[Mount] = []
         for declared in tools:
             self.add(declared)
 
@@ -512,10 +527,38 @@ class ToolRegistry:
         return unsubscribe
 
     def refresh(self) -> None:
-        """Re-evaluate every ``available`` predicate and update the source and listeners."""
+        """Re-evaluate every ``available`` predicate and update the source, the mounts and the
+        listeners."""
         self._sync_source()
         for callback in list(self._listeners):
             callback()
+
+    async def mount(self, model_context: Any = None) -> Mount:
+        """Register the available tools on ``model_context`` (default: the page's
+        ``document.modelContext``); see :func:`pysite_agent.tools.mount.mount` for the errors.
+
+        Later ``refresh()``/``add()``/``remove()`` calls register and unregister tools there.
+        """
+        from pysite_agent.tools.mount import mount
+
+        return await mount(self, model_context)
+
+    def unmount(self) -> None:
+        """Unregister every mounted tool everywhere and release their proxies (idempotent)."""
+        for mounted in list(self._mounts):
+            mounted.unmount()
+
+    @property
+    def mounts(self) -> list[Mount]:
+        """The live mounts (a copy)."""
+        return list(self._mounts)
+
+    def _remember_mount(self, mounted: Mount) -> None:
+        self._mounts.append(mounted)
+
+    def _forget_mount(self, mounted: Mount) -> None:
+        if mounted in self._mounts:
+            self._mounts.remove(mounted)
 
     def _sync_source(self) -> None:
         source = self._source
