@@ -21,7 +21,7 @@ FIRST_INTERACTION_BUDGET = 20_000
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">
-<title>boot test</title></head>
+<title>boot test</title>{head}</head>
 <body><button id="outside">outside</button>
 <site-agent models="demo" {attrs}></site-agent>
 <script type="module" src="/loader.js"></script>
@@ -39,13 +39,12 @@ def site() -> Iterator[Any]:
 def open_page(page: Any, site: Any) -> Any:
     """``open_page(attrs)``: a bare page with ``<site-agent models="demo" ATTRS>``."""
 
-    def go(attrs: str = "") -> Any:
-        path = f"boot-test-{abs(hash(attrs))}.html"
+    def go(attrs: str = "", head: str = "") -> Any:
+        path = f"boot-test-{abs(hash((attrs, head)))}.html"
+        body = PAGE.format(attrs=attrs, head=head)
         page.route(
             f"**/{path}",
-            lambda route: route.fulfill(
-                status=200, content_type="text/html", body=PAGE.format(attrs=attrs)
-            ),
+            lambda route: route.fulfill(status=200, content_type="text/html", body=body),
         )
         site.requests.clear()
         page.goto(site.url + path)
@@ -83,7 +82,13 @@ def test_python_starts_when_the_panel_opens_and_removal_releases_it(
 ) -> None:
     page = open_page()
     page.click("site-agent >> .launcher")
+    # While Python loads: a progress bar and a status line.
+    assert page.evaluate(f"{EL}.state") == "loading"
+    assert page.locator("site-agent >> .loading progress").count() == 1
+    assert page.inner_text("site-agent >> .status").startswith(("Starting", "Loading"))
     page.wait_for_function(f"{EL}.state === 'ready'", timeout=60_000)
+    assert page.locator("site-agent >> .loading").count() == 0
+    assert page.inner_text("site-agent >> .status") == "Ready."
     paths = fetched(site)
     assert "/web/boot.js" in paths and "/pyodide/pyodide.asm.wasm" in paths
     assert any(p.startswith("/pyodide/pysite_agent-") for p in paths)
@@ -151,6 +156,25 @@ def test_a_second_import_is_harmless(open_page: Any) -> None:
     assert {"installShim", "createModelContext", "hasNativeModelContext", "isShim"} <= set(
         same["exports"]
     )
+
+
+def test_a_page_can_hand_in_its_own_running_pyodide(open_page: Any, site: Any) -> None:
+    """PyScript-style pages: ``window.pysiteAgent.pyodide`` (here a promise) is used as is."""
+    page = open_page(
+        head="""<script type="module">
+          import { loadPyodide } from '/pyodide/pyodide.mjs';
+          window.pageOwn = loadPyodide({ indexURL: '/pyodide/' });
+          window.pysiteAgent = { pyodide: window.pageOwn };
+        </script>"""
+    )
+    page.click("site-agent >> .launcher")
+    page.wait_for_function(f"{EL}.state === 'ready'", timeout=60_000)
+    same = page.evaluate(
+        "async () => (await (await import('/loader.js')).loadRuntime()) === (await window.pageOwn)"
+    )
+    assert same is True
+    assert fetched(site).count("/pyodide/pyodide.asm.wasm") == 1
+    assert page.evaluate(f"{EL}.ask('find mugs')")["status"] == "answered"
 
 
 def test_demo_page_is_served_at_the_root(page: Any, site: Any) -> None:

@@ -258,7 +258,11 @@ def test_strings_are_overridable_and_small_screens_get_the_whole_width(shop: Sho
 
 
 def test_without_a_proxy_the_no_model_state_says_what_to_do(shop: Shop) -> None:
-    shop.open("?models=chrome")
+    shop.open("")
+    assert status(shop)["model"] == "Model: demo rules (not AI)"
+    # The demo's picker sets models="chrome": a fresh agent, and Chromium has no model.
+    shop.page.check("input[name=model][value=chrome]")
+    shop.page.wait_for_function(f"!!{EL}.shadowRoot.querySelector('.no-model')")
     seen = status(shop)
     assert seen["model"] == "Model: chrome built-in"
     assert seen["sendDisabled"] is True

@@ -400,6 +400,7 @@ def test_theming_custom_properties_and_parts(fresh: Shop) -> None:
     page.add_style_tag(
         content="site-agent { --site-agent-accent: rgb(1, 2, 3); --site-agent-radius: 3px; }"
         " site-agent::part(panel) { outline: 5px solid rgb(9, 8, 7); }"
+        " site-agent::part(launcher) { letter-spacing: 3px; }"
     )
     styles = page.evaluate(
         """() => {
@@ -407,10 +408,15 @@ def test_theming_custom_properties_and_parts(fresh: Shop) -> None:
             const launcher = getComputedStyle(root.querySelector('.launcher'));
             const panel = getComputedStyle(root.querySelector('.panel'));
             return { accent: launcher.backgroundColor, radius: panel.borderTopLeftRadius,
-                     outline: panel.outlineColor };
+                     outline: panel.outlineColor, spacing: launcher.letterSpacing };
         }"""
     )
-    assert styles == {"accent": "rgb(1, 2, 3)", "radius": "3px", "outline": "rgb(9, 8, 7)"}
+    assert styles == {
+        "accent": "rgb(1, 2, 3)",
+        "radius": "3px",
+        "outline": "rgb(9, 8, 7)",
+        "spacing": "3px",
+    }
 
 
 def test_options_change_starts_a_fresh_conversation_after_the_run(fresh: Shop) -> None:
