@@ -205,14 +205,44 @@ def test_deny_and_the_tools_mounted_on_the_page(notebook: Any, lane: str) -> Non
     assert not {"add_note", "list_notes"} & set(listed)
 
 
-def test_chrome_model_and_interrupt(notebook: Any) -> None:
-    # This machine has no on-device model: the adapter says so instead of failing.
-    chrome = finished(notebook, type_cell(notebook, "await chrome_model().availability()"))
-    assert out(chrome) == "'unavailable'"
-
+def test_interrupt(notebook: Any) -> None:
     slow = type_cell(notebook, "import asyncio\nawait asyncio.sleep(60)")
     notebook.locator("#interrupt").click()
     finished(notebook, slow, timeout=5_000)
     assert slow.locator(".error").inner_text() == "Interrupted."
     after = finished(notebook, type_cell(notebook, "1 + 1"))
     assert out(after) == "2"
+
+
+def test_the_documented_session(notebook: Any) -> None:
+    """The cells of docs/python-in-the-page.md, as "Next example" fills them in."""
+    outputs = []
+    for _ in range(6):
+        notebook.click("#example")
+        before = notebook.locator("#cells .cell").count()
+        notebook.press("#code", "Shift+Enter")
+        cell = notebook.locator("#cells .cell").nth(before)
+        cell.wait_for()
+        allow = cell.locator(".card .allow")
+        notebook.wait_for_function(
+            "(cell) => !cell.classList.contains('running') || cell.querySelector('.card .allow')",
+            arg=cell.element_handle(),
+            timeout=20_000,
+        )
+        if allow.count():
+            allow.click()
+        finished(notebook, cell)
+        assert cell.locator(".error").count() == 0, cell.locator(".error").inner_text()
+        result = cell.locator(".result")
+        outputs.append(result.inner_text() if result.count() else None)
+    assert notebook.locator("#example").is_disabled()  # no more examples
+    assert outputs == [
+        "['add_note', 'list_notes']",
+        "'add_note: Added note 1: buy milk'",
+        None,  # show_events printed its lines
+        None,  # show_trace showed the timeline
+        "'list_notes: buy milk'",
+        "'unavailable'",  # no on-device model on this machine
+    ]
+    registry_left = finished(notebook, type_cell(notebook, "registry.unmount()\nnotes"))
+    assert out(registry_left) == "['buy milk']"
