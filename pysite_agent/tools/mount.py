@@ -265,11 +265,12 @@ class Mount:
         registration = _Registration(declared, link, owned)
         self._live[declared.name] = registration
         try:
-            # ffi.to_js passes the JS values inside (the proxy, the signal) through as they are.
             descriptor["execute"] = owned.value
-            promise = self.model_context.registerTool(
-                ffi.to_js(descriptor), ffi.to_js({"signal": link.signal})
-            )
+            options = {"signal": link.signal}
+            if self._js:
+                # ffi.to_js passes the JS values inside (the proxy, the signal) through as is.
+                descriptor, options = ffi.to_js(descriptor), ffi.to_js(options)
+            promise = self.model_context.registerTool(descriptor, options)
         except Exception as exc:  # noqa: BLE001 - a fake may throw synchronously
             self._drop(registration)
             raise _refusal(exc) from None
