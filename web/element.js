@@ -106,6 +106,33 @@ function runtimeSettings() {
 }
 
 /**
+ * Pyodide compiles WebAssembly, which a Content-Security-Policy allows with 'wasm-unsafe-eval'
+ * in script-src. A policy that blocks it can leave the start hanging instead of failing;
+ * this turns a violation by our own files (under `folders`) into an error.
+ */
+function watchCSP(folders) {
+  const controller = new AbortController();
+  let stop = () => {};
+  const ours = (file) => !!file && folders.some((folder) => file.startsWith(folder));
+  const blocked = new Promise((_, reject) => {
+    if (typeof document === 'undefined') return;
+    const onViolation = (event) => {
+      const wasm = event.blockedURI === 'wasm-eval';
+      if (!(wasm && (!event.sourceFile || ours(event.sourceFile)))
+        && !(event.blockedURI === 'eval' && ours(event.sourceFile))) return;
+      const keyword = event.blockedURI === 'eval' ? "'unsafe-eval'" : "'wasm-unsafe-eval'";
+      const error = new Error(`The page's Content-Security-Policy blocks ${keyword}, which Python (Pyodide) needs in script-src.`);
+      controller.abort(error);
+      reject(error);
+    };
+    document.addEventListener('securitypolicyviolation', onViolation);
+    stop = () => document.removeEventListener('securitypolicyviolation', onViolation);
+  });
+  blocked.catch(() => {});
+  return { blocked, signal: controller.signal, stop: () => stop() };
+}
+
+/**
  * Starts Python once per page (later calls share it) and resolves to the Pyodide instance
  * with pysite_agent installed. `onProgress(p)` gets boot.js's progress reports. A failed
  * start can be retried by calling again.
@@ -113,14 +140,16 @@ function runtimeSettings() {
 export function loadRuntime({ onProgress } = {}) {
   if (onProgress) progressListeners.add(onProgress);
   if (!runtime) {
-    runtime = (async () => {
+    const { settings, pyodide, bootURL } = runtimeSettings();
+    const csp = watchCSP([base, settings.indexURL]);
+    runtime = Promise.race([(async () => {
       mark('boot-start');
-      const { settings, pyodide, bootURL } = runtimeSettings();
       let given = typeof pyodide === 'function' ? pyodide() : pyodide;
       given = await given;
       const { bootPython } = await import(bootURL);
       const py = await bootPython({
         ...settings,
+        signal: csp.signal,
         pyodide: given ?? undefined,
         onProgress: (p) => {
           if (p?.phase && (p.loaded === 0 || p.loaded === p.total)) {
@@ -135,7 +164,8 @@ export function loadRuntime({ onProgress } = {}) {
       });
       mark('boot-end');
       return py;
-    })();
+    })(), csp.blocked]);
+    runtime.then(csp.stop, csp.stop);
     runtime.catch(() => {
       runtime = null;
     });
@@ -190,6 +220,14 @@ const JS_VALUES = ['model', 'confirm', 'tools'];
 
 // ---------------------------------------------------------------------------- element
 
+let sheet = null;
+try {
+  sheet = new CSSStyleSheet();
+  sheet.replaceSync(styles);
+} catch {
+  sheet = null; // no constructable stylesheets: fall back to a <style> element
+}
+
 export class SiteAgentElement extends HTMLElement {
   static observedAttributes = ['label', 'heading', 'placeholder', 'open', 'preload', ...ATTRS];
 
@@ -215,8 +253,6 @@ export class SiteAgentElement extends HTMLElement {
     super();
     const root = this.attachShadow({ mode: 'open' });
     const ui = this.#ui;
-    const style = document.createElement('style');
-    style.textContent = styles;
     ui.launcher = h('button', {
       part: 'launcher', class: 'launcher', type: 'button', 'aria-expanded': 'false',
       'aria-controls': 'panel', onclick: () => (this.#isOpen() ? this.hide() : this.show()),
@@ -243,7 +279,11 @@ export class SiteAgentElement extends HTMLElement {
       part: 'panel', class: 'panel', id: 'panel', role: 'dialog', 'aria-labelledby': 'heading', hidden: true,
     }, h('header', {}, h('div', { class: 'titles' }, ui.heading, ui.model), ui.close), ui.body, ui.status, ui.form);
     ui.panel.addEventListener('keydown', (e) => this.#keydown(e));
-    root.append(style, ui.launcher, ui.panel);
+    // A constructed stylesheet: not an inline <style>, so a CSP without 'unsafe-inline'
+    // for styles still applies it.
+    if (sheet) root.adoptedStyleSheets = [sheet];
+    else root.append(h('style', { text: styles }));
+    root.append(ui.launcher, ui.panel);
     this.#texts();
   }
 
@@ -807,6 +847,8 @@ export class SiteAgentElement extends HTMLElement {
 
   #destroy() {
     this.#card?.finish(false);
+    this.#ui.panel.hidden = true;
+    this.#ui.launcher.setAttribute('aria-expanded', 'false');
     this.#release();
     this.#ready = null;
     this.#running = false;

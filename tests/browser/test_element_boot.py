@@ -8,6 +8,7 @@ bundle is reached exactly as a site would reach it.
 from __future__ import annotations
 
 import gzip
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,19 +40,32 @@ def site() -> Iterator[Any]:
 def open_page(page: Any, site: Any) -> Any:
     """``open_page(attrs)``: a bare page with ``<site-agent models="demo" ATTRS>``."""
 
-    def go(attrs: str = "", head: str = "") -> Any:
-        path = f"boot-test-{abs(hash((attrs, head)))}.html"
+    def go(attrs: str = "", head: str = "", csp: str | None = None) -> Any:
+        path = f"boot-test-{abs(hash((attrs, head, csp)))}.html"
         body = PAGE.format(attrs=attrs, head=head)
+        headers = {"Content-Security-Policy": csp} if csp else {}
         page.route(
             f"**/{path}",
-            lambda route: route.fulfill(status=200, content_type="text/html", body=body),
+            lambda route: route.fulfill(
+                status=200, content_type="text/html", body=body, headers=headers
+            ),
         )
         site.requests.clear()
         page.goto(site.url + path)
-        page.wait_for_function("customElements.get('site-agent') !== undefined")
+        wait_until(page, "() => customElements.get('site-agent') !== undefined")
         return page
 
     return go
+
+
+def wait_until(page: Any, predicate: str, timeout_s: float = 60) -> None:
+    """Poll a JS function. (``wait_for_function`` evaluates strings with ``eval``, which a
+    strict Content-Security-Policy blocks.)"""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(predicate):
+        if time.monotonic() > deadline:
+            raise TimeoutError(predicate)
+        time.sleep(0.05)
 
 
 def fetched(site: Any) -> list[str]:
@@ -175,6 +189,27 @@ def test_a_page_can_hand_in_its_own_running_pyodide(open_page: Any, site: Any) -
     assert same is True
     assert fetched(site).count("/pyodide/pyodide.asm.wasm") == 1
     assert page.evaluate(f"{EL}.ask('find mugs')")["status"] == "answered"
+
+
+STRICT_CSP = "default-src 'self'; img-src data:; script-src 'self' {extra}"
+
+
+def test_a_strict_content_security_policy_with_wasm_unsafe_eval_works(open_page: Any) -> None:
+    """Pyodide needs 'wasm-unsafe-eval', nothing more: no 'unsafe-eval', no inline styles."""
+    page = open_page(csp=STRICT_CSP.format(extra="'wasm-unsafe-eval'"))
+    page.click("site-agent >> .launcher")
+    wait_until(page, f"() => {EL}.state === 'ready'")
+    assert page.evaluate(f"() => {EL}.ask('hello')")["status"] == "answered"
+    radius = page.eval_on_selector("site-agent >> .panel", "e => getComputedStyle(e).borderRadius")
+    assert radius == "12px"  # the element's styles applied under the policy
+
+
+def test_a_policy_without_wasm_unsafe_eval_fails_with_a_clear_message(open_page: Any) -> None:
+    page = open_page(csp=STRICT_CSP.format(extra=""))
+    page.click("site-agent >> .launcher")
+    wait_until(page, f"() => {EL}.state === 'failed'")
+    text = page.inner_text("site-agent >> .failed")
+    assert "Content-Security-Policy blocks 'wasm-unsafe-eval'" in text
 
 
 def test_demo_page_is_served_at_the_root(page: Any, site: Any) -> None:
