@@ -43,7 +43,11 @@ def page(tool_count: int) -> list[sa.Tool]:
 async def one_run(tool_count: int) -> float:
     tools = page(tool_count)
     replies: list[dict[str, Any]] = [
-        {"type": "tool", "name": f"tool_{i % tool_count}", "arguments": {"product": "mug", "quantity": 2}}
+        {
+            "type": "tool",
+            "name": f"tool_{i % tool_count}",
+            "arguments": {"product": "mug", "quantity": 2},
+        }
         for i in range(STEPS_PER_RUN)
     ]
     replies.append({"type": "answer", "text": "done"})

@@ -170,6 +170,11 @@ def show(event: sa.AgentEvent) -> None:
     print(f"  {event.type:<16} {json.dumps(data, ensure_ascii=False)[:150]}")
 
 
+def save(path: str, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
 async def main(trace_out: str | None) -> int:
     shop = Shop()
     agent = sa.create_site_agent(
@@ -189,8 +194,7 @@ async def main(trace_out: str | None) -> int:
 
     trace_text = json.dumps(result.trace, indent=2, ensure_ascii=False)
     if trace_out:
-        with open(trace_out, "w", encoding="utf-8") as out:
-            out.write(trace_text)
+        save(trace_out, trace_text)
         print(f"  trace saved to {trace_out}")
     print("\n== trace (v1) ==")
     for step in result.trace["steps"]:

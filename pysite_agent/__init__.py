@@ -43,7 +43,14 @@ from pysite_agent.core.types import (
     ToolSource,
 )
 from pysite_agent.models import custom, demo_rules, first_available
-from pysite_agent.tools import PythonToolSource
+from pysite_agent.tools import (
+    DeclaredTool,
+    PythonToolSource,
+    ToolArgumentsError,
+    ToolRefused,
+    ToolRegistry,
+    tool,
+)
 
 __version__ = "0.1.0"
 
@@ -59,6 +66,7 @@ __all__ = [
     "ConfirmRequestEvent",
     "ConfirmResultEvent",
     "Decision",
+    "DeclaredTool",
     "DoneEvent",
     "ErrorEvent",
     "ModelAdapter",
@@ -72,8 +80,11 @@ __all__ = [
     "SiteAgentError",
     "ThinkingEvent",
     "Tool",
+    "ToolArgumentsError",
     "ToolCall",
     "ToolCallEvent",
+    "ToolRefused",
+    "ToolRegistry",
     "ToolResultEvent",
     "ToolSource",
     "create_site_agent",
@@ -82,4 +93,5 @@ __all__ = [
     "first_available",
     "recorded_decisions",
     "replay",
+    "tool",
 ]
