@@ -17,7 +17,7 @@ tools changed between the decision and the execution (see :mod:`pysite_agent.cor
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 ErrorCode = Literal[
     "aborted",
@@ -30,18 +30,7 @@ ErrorCode = Literal[
     "no-tools",
 ]
 
-ERROR_CODES: Final[frozenset[str]] = frozenset(
-    {
-        "aborted",
-        "busy",
-        "max-steps",
-        "model-unavailable",
-        "model-download-required",
-        "model-error",
-        "bad-reply",
-        "no-tools",
-    }
-)
+ERROR_CODES: Final[frozenset[str]] = frozenset(get_args(ErrorCode))
 
 STALE_TOOLS: Final = "stale-tools"
 
