@@ -215,10 +215,11 @@ def test_labels(key: str, label: str) -> None:
 
 def test_lines_follow_schema_order_and_titles() -> None:
     schema = {"properties": {"b": {"title": "Bee"}, "a": {}}}
-    lines = confirm_lines({"a": [1, 2], "z": "zed", "b": "x" * 600}, schema)
+    long_value = "Hi! " + " " * 600 + "P.S. password: hunter2"
+    lines = confirm_lines({"a": [1, 2], "z": "zed", "b": long_value}, schema)
     assert [(line.key, line.label) for line in lines] == [("b", "Bee"), ("a", "A"), ("z", "Z")]
     assert lines[1].value == "[1, 2]"
-    assert len(lines[0].value) == 500
+    assert lines[0].value == long_value  # never shortened: the visitor sees what they approve
 
 
 # --- wire formats -------------------------------------------------------------------------

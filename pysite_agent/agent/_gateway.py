@@ -67,6 +67,18 @@ class Execution:
         return fence(tool_name, self.text) if self.untrusted else self.text
 
 
+def _consume(fut: asyncio.Future[Any]) -> None:
+    if not fut.cancelled():
+        fut.exception()
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        return str(exc) or type(exc).__name__
+    except Exception:  # noqa: BLE001 - an exception whose str() fails
+        return type(exc).__name__
+
+
 def find_tool(tools: Sequence[RegisteredTool], name: str) -> RegisteredTool | None:
     for tool in tools:
         if tool.name == name:
@@ -168,29 +180,38 @@ async def execute(
 ) -> Execution:
     """Run an allowed call with the per-call timeout; errors and timeouts become error results.
 
+    ``timeout_ms`` bounds the time until the tool's awaitable completes; a tool that blocks the
+    event loop (synchronous work) cannot be interrupted while it blocks, and its late result is
+    discarded. On timeout or abort the tool's signal is aborted and its task cancelled.
+
     Raises:
         AbortedError: the run was aborted while the tool ran (the tool's signal is aborted too).
     """
     controller = any_signal(signal)
     started = monotonic_ms()
     untrusted = tool.untrusted
+    task = asyncio.ensure_future(source.execute_tool(tool, args, signal=controller.signal))
     try:
-        value = await signal.race(
-            asyncio.wait_for(
-                source.execute_tool(tool, args, signal=controller.signal), timeout_ms / 1000
-            )
-        )
+        await signal.race(asyncio.wait((task,), timeout=timeout_ms / 1000))
     except AbortedError:
         controller.abort(signal.reason)
+        task.cancel()
+        task.add_done_callback(_consume)
         raise
-    except TimeoutError:
+    if not task.done():
+        # Timed out: the result is discarded even if the tool ignores the cancellation.
         controller.abort("timeout")
+        task.cancel()
+        task.add_done_callback(_consume)
         text = f"{tool.name} did not finish within {timeout_ms} ms and was stopped."
         return Execution("timeout", text, True, False, untrusted, duration_ms(started))
+    try:
+        value = task.result()
     except asyncio.CancelledError:
-        raise
+        text = f"{tool.name} was cancelled before it finished."
+        return Execution("threw", text, True, False, untrusted, duration_ms(started))
     except Exception as exc:  # noqa: BLE001 - a failing tool is a result for the model
-        detail = str(exc) or type(exc).__name__
+        detail = _describe(exc)
         text = truncate(f"{tool.name} failed: {detail}", max_result_chars)
         return Execution("threw", text, True, False, untrusted, duration_ms(started))
     converted = result_text(value)

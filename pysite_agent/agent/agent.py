@@ -11,6 +11,7 @@ import importlib
 import inspect
 import itertools
 import json
+import math
 import sys
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from typing import Any
@@ -94,10 +95,24 @@ async def _maybe_await(value: Any) -> Any:
 
 
 def _jsonable(value: Any) -> Any:
+    """``value`` as strict JSON data (for the trace); never raises."""
     try:
-        return json.loads(json.dumps(value, default=repr))
-    except (TypeError, ValueError):
-        return repr(value)
+        return json.loads(json.dumps(value, default=repr, allow_nan=False))
+    except (TypeError, ValueError, RecursionError):
+        return f"<not JSON: {type(value).__name__}>"
+
+
+def _strict_reply(raw: Any) -> Any:
+    """The model's reply as strict JSON data (no NaN/Infinity, no objects JSON cannot hold).
+
+    Raises:
+        SiteAgentError: ``bad-reply`` when the reply is not JSON data.
+    """
+    try:
+        return json.loads(json.dumps(raw, allow_nan=False))
+    except (TypeError, ValueError, RecursionError) as exc:
+        reason = "too deeply nested" if isinstance(exc, RecursionError) else str(exc)
+        raise SiteAgentError("bad-reply", f"the model's reply is not JSON data: {reason}") from None
 
 
 class AgentRun:
@@ -111,6 +126,7 @@ class AgentRun:
 
     def __init__(self, agent: SiteAgent, message: str, signal: AbortSignal | None) -> None:
         self._agent = agent
+        self._conv = agent._conv
         self._message = message
         self._events: list[AgentEvent] = []
         self._changed = asyncio.Event()
@@ -184,14 +200,16 @@ class AgentRun:
             status = "error"
             error = SiteAgentError("model-error", f"Unexpected failure: {exc!r}")
         finally:
-            agent._close_open_call()
+            self._conv.close_open_call()
         if error is not None:
             trace.add("error", code=error.code, message=error.message)
             self._emit(ErrorEvent(error.code, error.message))
         trace.finish(status)
         result = RunResult(status, answer, error, trace.to_json())
-        agent._last_trace = result.trace
-        agent._current = None
+        if agent._current is self:
+            agent._current = None
+        if agent._current is None:
+            agent._last_trace = result.trace
         self._emit(DoneEvent(result))
         self._done.set_result(result)
 
@@ -199,7 +217,8 @@ class AgentRun:
         agent = self._agent
         signal = self._controller.signal
         trace.add("user", text=self._message)
-        agent._messages.append(user_message(self._message))
+        conv = self._conv
+        conv.messages.append(user_message(self._message))
         await self._check_availability(signal)
         for step in range(1, agent.max_steps + 1):
             signal.throw_if_aborted()
@@ -208,7 +227,7 @@ class AgentRun:
             self._emit(ThinkingEvent(step, agent.model.name))
             request = ModelRequest(
                 instructions=agent.instructions,
-                messages=[dict(m) for m in agent._messages],
+                messages=[dict(m) for m in conv.messages],
                 tools=[t.to_definition() for t in tools],
                 signal=signal,
             )
@@ -227,21 +246,21 @@ class AgentRun:
                 reply=_jsonable(raw),
                 durationMs=duration_ms(started),
             )
-            reply = parse_reply(raw)
+            reply = parse_reply(_strict_reply(raw))
             if reply["type"] == "answer":
                 text = reply["text"]
-                agent._messages.append(answer_message(text))
+                conv.messages.append(answer_message(text))
                 trace.add("answer", text=text)
                 self._emit(AnswerEvent(text))
                 return text
-            call = ToolCall(agent._call_id(reply.get("id")), reply["name"], reply.get("arguments"))
-            agent._messages.append(
+            call = ToolCall(conv.call_id(reply.get("id")), reply["name"], reply.get("arguments"))
+            conv.messages.append(
                 tool_call_message(call.id, call.name, call.arguments, reply.get("meta"))
             )
-            agent._open_call = call
+            conv.open_call = call
             self._emit(ToolCallEvent(call))
             await self._handle_call(call, tools, revision, trace)
-            agent._open_call = None
+            conv.open_call = None
         return None
 
     async def _check_availability(self, signal: AbortSignal) -> None:
@@ -297,7 +316,7 @@ class AgentRun:
             args,
             confirm=agent.confirm,
             pre_approved=agent.pre_approved,
-            after_untrusted=agent._after_untrusted,
+            after_untrusted=self._conv.after_untrusted,
             signal=signal,
             on_request=lambda request: self._emit(ConfirmRequestEvent(request)),
         )
@@ -305,10 +324,10 @@ class AgentRun:
         self._emit(ConfirmResultEvent(bound_call, decision))
         if not decision.allowed:
             text = DENIED_TEXT if decision.by == "visitor" else NO_CONFIRM_TEXT
-            agent._messages.append(
+            self._conv.messages.append(
                 tool_result_message(call.id, call.name, text, is_error=True, denied=True)
             )
-            agent._open_call = None
+            self._conv.open_call = None
             return
         if not await gateway.still_bound(agent.source, tool, revision, signal):
             trace.add(
@@ -348,7 +367,7 @@ class AgentRun:
             )
             raise
         if execution.untrusted:
-            agent._after_untrusted = True
+            self._conv.after_untrusted = True
         trace.add(
             "tool-result",
             callId=call.id,
@@ -379,13 +398,42 @@ class AgentRun:
         untrusted: bool = False,
         navigated: bool = False,
     ) -> None:
-        self._agent._messages.append(
+        self._conv.messages.append(
             tool_result_message(
                 call.id, call.name, model_text, is_error=is_error, untrusted=untrusted
             )
         )
-        self._agent._open_call = None
+        self._conv.open_call = None
         self._emit(ToolResultEvent(call, text, untrusted, is_error, navigated))
+
+
+class _Conversation:
+    """One conversation: its messages, the untrusted-output state and the call ids used."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.after_untrusted = False
+        self.open_call: ToolCall | None = None
+        self._ids = itertools.count(1)
+        self._used_ids: set[str] = set()
+
+    def call_id(self, proposed: str | None) -> str:
+        """``proposed`` when it is new in this conversation, else a fresh ``call_N``."""
+        call_id = proposed
+        while call_id is None or call_id in self._used_ids:
+            call_id = f"call_{next(self._ids)}"
+        self._used_ids.add(call_id)
+        return call_id
+
+    def close_open_call(self) -> None:
+        """Keep every assistant tool call followed by exactly one tool result."""
+        call = self.open_call
+        self.open_call = None
+        if call is None:
+            return
+        if self.messages and self.messages[-1].get("role") == "tool":
+            return
+        self.messages.append(tool_result_message(call.id, call.name, ABORTED_TEXT, is_error=True))
 
 
 class SiteAgent:
@@ -416,12 +464,8 @@ class SiteAgent:
         self.max_result_chars = max_result_chars
         self.site_instructions = instructions
         self.instructions = build_instructions(instructions)
-        self._messages: list[dict[str, Any]] = []
-        self._after_untrusted = False
+        self._conv = _Conversation()
         self._current: AgentRun | None = None
-        self._open_call: ToolCall | None = None
-        self._ids = itertools.count(1)
-        self._used_ids: set[str] = set()
         self._last_trace: dict[str, Any] | None = None
         self._listener: Callable[[AgentEvent], Any] | None = None
 
@@ -432,7 +476,7 @@ class SiteAgent:
     @property
     def messages(self) -> list[dict[str, Any]]:
         """The conversation so far, in protocol v1's message shapes (a copy)."""
-        return [dict(m) for m in self._messages]
+        return [dict(m) for m in self._conv.messages]
 
     @property
     def running(self) -> bool:
@@ -441,7 +485,7 @@ class SiteAgent:
     @property
     def after_untrusted(self) -> bool:
         """Whether untrusted output is in the conversation (every non-read-only call asks)."""
-        return self._after_untrusted
+        return self._conv.after_untrusted
 
     @property
     def last_trace(self) -> dict[str, Any] | None:
@@ -464,12 +508,15 @@ class SiteAgent:
         return run
 
     def reset(self) -> None:
-        """Clear the conversation and the untrusted-output state (aborts a running run)."""
+        """Start a new conversation: no messages, no untrusted-output state (rule 5).
+
+        A running run is aborted; it ends in the background against the old conversation, so
+        :meth:`run` can start at once.
+        """
         if self._current is not None:
             self._current.abort("reset")
-        self._messages.clear()
-        self._after_untrusted = False
-        self._used_ids.clear()
+            self._current = None
+        self._conv = _Conversation()
 
     async def tools(self) -> list[RegisteredTool]:
         """The tools the agent can see now."""
@@ -483,23 +530,6 @@ class SiteAgent:
         """Receive every event of every run (one listener; ``None`` removes it)."""
         self._listener = callback
 
-    def _call_id(self, proposed: str | None) -> str:
-        call_id = proposed
-        while call_id is None or call_id in self._used_ids:
-            call_id = f"call_{next(self._ids)}"
-        self._used_ids.add(call_id)
-        return call_id
-
-    def _close_open_call(self) -> None:
-        """Keep every assistant tool call followed by exactly one tool result."""
-        call = self._open_call
-        self._open_call = None
-        if call is None:
-            return
-        if self._messages and self._messages[-1].get("role") == "tool":
-            return
-        self._messages.append(tool_result_message(call.id, call.name, ABORTED_TEXT, is_error=True))
-
 
 def create_site_agent(
     *,
@@ -508,7 +538,7 @@ def create_site_agent(
     confirm: Confirm | None = None,
     pre_approved: Iterable[str] = (),
     max_steps: int = 6,
-    tool_timeout_ms: int = 30_000,
+    tool_timeout_ms: float = 30_000,
     instructions: str | None = None,
     max_result_chars: int = 4_000,
 ) -> SiteAgent:
@@ -527,10 +557,11 @@ def create_site_agent(
         max_result_chars: tool results are cut to this many characters (code points).
 
     Raises:
-        ValueError: ``max_steps`` outside 1..50, a non-positive ``tool_timeout_ms`` or
-            ``max_result_chars``.
-        TypeError: ``model`` is not a model adapter, or ``tools`` is neither a source nor a list
-            of tools.
+        ValueError: ``max_steps`` outside 1..50, a ``tool_timeout_ms`` that is not a finite
+            number of at least 1, or a ``max_result_chars`` below 1.
+        TypeError: ``model`` is not a model adapter, ``tools`` is neither a source nor a list
+            of tools, ``confirm`` is not callable, ``instructions`` is not a string, or
+            ``pre_approved`` holds something other than names.
         SiteAgentError: ``no-tools`` when ``tools`` is ``None`` outside a browser.
     """
     if isinstance(max_steps, bool) or not isinstance(max_steps, int):
@@ -540,9 +571,10 @@ def create_site_agent(
     if (
         isinstance(tool_timeout_ms, bool)
         or not isinstance(tool_timeout_ms, int | float)
-        or tool_timeout_ms <= 0
+        or not math.isfinite(tool_timeout_ms)
+        or tool_timeout_ms < 1
     ):
-        raise ValueError("tool_timeout_ms must be a positive number of milliseconds")
+        raise ValueError("tool_timeout_ms must be a finite number of milliseconds, at least 1")
     if (
         isinstance(max_result_chars, bool)
         or not isinstance(max_result_chars, int)
@@ -555,15 +587,18 @@ def create_site_agent(
         raise TypeError("model must be a model adapter with a 'name' and 'respond(request)'")
     if confirm is not None and not callable(confirm):
         raise TypeError("confirm must be callable or None")
-    if isinstance(pre_approved, str):
-        pre_approved = [pre_approved]
+    if instructions is not None and not isinstance(instructions, str):
+        raise TypeError("instructions must be a string or None")
+    pre_list = [pre_approved] if isinstance(pre_approved, str) else list(pre_approved)
+    if not all(isinstance(name, str) for name in pre_list):
+        raise TypeError("pre_approved must be tool names (strings)")
     return SiteAgent(
         model=model,
         source=resolve_tools(tools),
         confirm=confirm,
-        pre_approved=frozenset(pre_approved),
+        pre_approved=frozenset(pre_list),
         max_steps=max_steps,
-        tool_timeout_ms=int(tool_timeout_ms),
+        tool_timeout_ms=round(tool_timeout_ms),
         instructions=instructions,
         max_result_chars=max_result_chars,
     )

@@ -19,7 +19,8 @@ from typing import Any, Literal
 from pysite_agent.agent import _gateway as gateway
 from pysite_agent.agent.agent import resolve_tools
 from pysite_agent.core.signals import AbortedError, AbortSignal, any_signal
-from pysite_agent.core.types import Confirm, ConfirmRequest, Decision, ToolCall
+from pysite_agent.core.types import Confirm, ConfirmRequest, Decision, ToolCall, canonical_json
+from pysite_agent.core.wire import problems
 
 ReplayStatus = Literal["ran", "denied", "missing-tool", "invalid-arguments"]
 
@@ -77,22 +78,28 @@ class _Recorded:
 
 
 def _load(trace: Any) -> dict[str, Any]:
+    """The trace as a dict, checked against ``trace-v1.schema.json``.
+
+    Raises:
+        ValueError: not JSON, or not a valid trace v1 (the first problems are named).
+    """
     if isinstance(trace, str | bytes):
-        trace = json.loads(trace)
-    if (
-        not isinstance(trace, dict)
-        or trace.get("version") != 1
-        or not isinstance(trace.get("steps"), list)
-    ):
-        raise ValueError("not a trace v1: expected {version: 1, ..., steps: [...]}")
-    return trace
+        try:
+            trace = json.loads(trace)
+        except ValueError as exc:
+            raise ValueError(f"not a trace: {exc}") from None
+    found = problems("trace-v1", trace)
+    if found:
+        raise ValueError("not a valid trace v1: " + "; ".join(found[:3]))
+    data: dict[str, Any] = trace
+    return data
 
 
 def recorded_calls(trace: Any) -> list[_Recorded]:
     """The recorded tool calls with their decision and result, in order.
 
     Raises:
-        ValueError: ``trace`` is not a trace v1 (dict or JSON text).
+        ValueError: ``trace`` is not a valid trace v1 (dict or JSON text).
     """
     data = _load(trace)
     calls: list[_Recorded] = []
@@ -116,12 +123,27 @@ def recorded_calls(trace: Any) -> list[_Recorded]:
     return calls
 
 
+def _call_key(call: ToolCall) -> tuple[str, str, str]:
+    return (call.id, call.name, canonical_json(call.arguments))
+
+
 def recorded_decisions(trace: Any) -> Confirm:
-    """A ``confirm`` that answers each call as the visitor did in ``trace`` (else denies)."""
-    answers = {r.call.id: r.allowed is True for r in recorded_calls(trace)}
+    """A ``confirm`` that answers each call as the visitor did in ``trace``.
+
+    A call is matched by its id, tool name *and* arguments; anything not recorded as allowed,
+    or recorded both ways (a tampered trace), is denied.
+
+    Raises:
+        ValueError: ``trace`` is not a valid trace v1.
+    """
+    answers: dict[tuple[str, str, str], bool] = {}
+    for rec in recorded_calls(trace):
+        key = _call_key(rec.call)
+        allowed = rec.allowed is True
+        answers[key] = allowed and answers.get(key, True)
 
     def confirm(request: ConfirmRequest) -> bool:
-        return answers.get(request.call.id, False)
+        return answers.get(_call_key(request.call), False)
 
     return confirm
 
@@ -148,7 +170,7 @@ async def replay(
         max_result_chars: results are cut to this many characters, as in the live run.
 
     Raises:
-        ValueError: ``trace`` is not a trace v1.
+        ValueError: ``trace`` is not a valid trace v1 (checked against its JSON Schema).
         SiteAgentError: ``no-tools`` when ``tools`` is ``None`` outside a browser;
             ``aborted`` when ``signal`` aborts.
     """

@@ -1,20 +1,18 @@
 """Fencing untrusted tool output (spec, safety rule 6).
 
 Results of ``untrustedContentHint`` tools reach the model as
-``<untrusted-data tool="NAME">…</untrusted-data>``. Any opening or closing tag of that name in
-the content (any letter case, any white space or control characters between ``<``, ``/`` and the
-name) has its ``<`` escaped as ``&lt;``, so the content can neither close the fence nor open a
-fake one. The tool name is attribute-escaped.
+``<untrusted-data tool="NAME">…</untrusted-data>``. Inside the fence, *every* ``<`` is escaped
+(``&lt;``; ``&`` first becomes ``&amp;``, so the escaping is unambiguous), and so are the
+look-alikes ``＜`` (U+FF1C) and ``﹤`` (U+FE64). The content therefore holds no tag at all: it can
+neither close the fence nor open a fake one, whatever case, white space, invisible or
+look-alike characters it uses. The tool name is attribute-escaped.
 """
 
 from __future__ import annotations
 
-import re
-
 FENCE_TAG = "untrusted-data"
 
-# "<", then optional white space / "/" / control or format characters, then the tag name.
-_TAG = re.compile(r"<(?=[\s/\x00-\x1f\u200b-\u200f\u2060\ufeff]*untrusted-data)", re.IGNORECASE)
+_CONTENT = str.maketrans({"&": "&amp;", "<": "&lt;", "\uff1c": "&#xFF1C;", "\ufe64": "&#xFE64;"})
 
 
 def escape_attribute(value: str) -> str:
@@ -25,8 +23,8 @@ def escape_attribute(value: str) -> str:
 
 
 def escape_fence_tags(text: str) -> str:
-    """Escape every would-be ``untrusted-data`` tag in ``text`` (its ``<`` becomes ``&lt;``)."""
-    return _TAG.sub("&lt;", text)
+    """``text`` with ``&``, ``<`` and the ``<`` look-alikes escaped (see the module docstring)."""
+    return text.translate(_CONTENT)
 
 
 def fence(tool_name: str, text: str) -> str:

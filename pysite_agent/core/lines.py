@@ -3,6 +3,9 @@
 Each top-level argument becomes ``ConfirmLine(key, label, value)``: ``label`` is the property's
 ``title`` from the schema, else the key in words (``productId`` -> "Product id",
 ``max_price`` -> "Max price"); ``value`` is a string as is, anything else as compact JSON.
+
+Values are never shortened: the visitor must be able to see everything they approve (the card
+scrolls long values and keeps their white space).
 """
 
 from __future__ import annotations
@@ -13,8 +16,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from pysite_agent.core.types import ConfirmLine
-
-MAX_VALUE_CHARS = 500
 
 
 def label_for_key(key: str) -> str:
@@ -30,10 +31,9 @@ def label_for_key(key: str) -> str:
 
 
 def _value_text(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    if len(text) > MAX_VALUE_CHARS:
-        text = text[: MAX_VALUE_CHARS - 1] + "…"
-    return text
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def confirm_lines(

@@ -7,7 +7,8 @@
 - A string passes through as is.
 - ``None`` means the page navigated while the tool ran (WebMCP's ``executeTool`` resolves
   ``null`` then): the text says so and ``navigated`` is true.
-- Anything else is JSON-encoded.
+- Anything else is JSON-encoded (``str()`` for what JSON cannot hold; a value that cannot be
+  shown at all is named by its type).
 
 Texts are cut to ``max_result_chars`` *code points* (Python ``str`` length), with a visible marker.
 """
@@ -93,8 +94,12 @@ def result_text(value: Any) -> ResultText:
         return ResultText(text, is_error=value.get("isError") is True)
     try:
         return ResultText(json.dumps(value, ensure_ascii=False, default=str))
-    except (TypeError, ValueError):
+    except Exception:  # noqa: BLE001 - a value that cannot be shown must not end the run
+        pass
+    try:
         return ResultText(repr(value))
+    except Exception:  # noqa: BLE001
+        return ResultText(f"[a {type(value).__name__} result that cannot be shown as text]")
 
 
 def truncate(text: str, max_chars: int) -> str:

@@ -1,7 +1,9 @@
 """Argument validation with full JSON Schema (the ``jsonschema`` library).
 
 The dialect is the schema's ``$schema`` when it names one, else draft 2020-12. Booleans are not
-integers (JSON Schema's own rule, which ``jsonschema`` follows). Spec, safety rule 1: a call with
+integers (JSON Schema's own rule, which ``jsonschema`` follows). ``$ref`` resolves only inside
+the schema itself: nothing is ever fetched (a remote ``$ref`` makes the schema invalid, and so
+does a local one that points nowhere). Spec, safety rule 1: a call with
 arguments that fail the check is not run; the model receives the problems and may correct itself.
 """
 
@@ -13,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
+import referencing
+import referencing.exceptions
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 
@@ -53,6 +57,13 @@ class ArgumentCheck:
         return self.arguments is not None and not self.problems
 
 
+def _no_retrieval(uri: str) -> referencing.Resource[Any]:
+    raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+
+# An empty registry that never retrieves: jsonschema's default one would fetch remote ``$ref``s.
+_REGISTRY: referencing.Registry[Any] = referencing.Registry(retrieve=_no_retrieval)  # type: ignore[call-arg]
+
 _cache: dict[str, Validator] = {}
 _CACHE_MAX = 256
 
@@ -76,7 +87,7 @@ def validator_for(schema: Mapping[str, Any]) -> Validator:
         cls.check_schema(plain)
     except SchemaError as exc:
         raise InvalidSchemaError(f"inputSchema is not a valid JSON Schema: {exc.message}") from None
-    validator: Validator = cls(plain)
+    validator: Validator = cls(plain, registry=_REGISTRY)
     if len(_cache) >= _CACHE_MAX:
         _cache.clear()
     _cache[key] = validator
@@ -126,7 +137,14 @@ def check_arguments(schema: Mapping[str, Any] | None, raw: Any) -> ArgumentCheck
     if schema is None:
         return ArgumentCheck(args, (), 0)
     validator = validator_for(schema)
-    errors = sorted(validator.iter_errors(args), key=lambda e: (list(e.absolute_path), e.message))
+    try:
+        errors = sorted(
+            validator.iter_errors(args), key=lambda e: (list(e.absolute_path), e.message)
+        )
+    except referencing.exceptions.Unresolvable as exc:
+        raise InvalidSchemaError(f"inputSchema has a $ref that cannot be resolved: {exc}") from None
+    except RecursionError:
+        raise InvalidSchemaError("inputSchema refers to itself without end") from None
     if not errors:
         return ArgumentCheck(args, (), 0)
     problems = tuple(

@@ -368,7 +368,7 @@ class DeclaredTool:
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
-        if not TOOL_NAME.match(self.name):
+        if not TOOL_NAME.fullmatch(self.name):
             raise ValueError(
                 f"invalid tool name {self.name!r}: WebMCP allows 1-128 characters of "
                 "letters, digits, '_', '.' and '-'"

@@ -59,7 +59,7 @@ class PythonToolSource:
 
     def register(self, tool: Tool) -> Callable[[], None]:
         """Add ``tool``; returns a function that unregisters it."""
-        if not isinstance(tool.name, str) or not TOOL_NAME.match(tool.name):
+        if not isinstance(tool.name, str) or not TOOL_NAME.fullmatch(tool.name):
             raise ValueError(
                 f"invalid tool name {tool.name!r}: use 1-128 letters, digits, '_', '.' or '-'"
             )
