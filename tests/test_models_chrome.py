@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from typing import Any
 
 import jsonschema
@@ -24,6 +25,7 @@ from pysite_agent.core.signals import AbortController, AbortedError
 from pysite_agent.core.types import ModelRequest
 from pysite_agent.core.wire import tool_call_message, tool_result_message, user_message
 from pysite_agent.models.chrome import (
+    REPLY_FORMAT,
     ChromeBuiltIn,
     build_prompt,
     chrome_built_in,
@@ -372,17 +374,19 @@ def test_history_is_trimmed_to_max_history_and_says_so() -> None:
     assert "14 earlier messages not shown" in text
 
 
-def test_the_latest_visitor_message_is_kept_even_outside_the_window() -> None:
-    messages = [user_message("the real task")]
+def test_the_current_turn_is_kept_whole_even_beyond_max_history() -> None:
+    """The latest visitor message and every call and result after it are the current turn:
+    ``max_history`` never hides them (the model would repeat calls it cannot see)."""
+    messages = [user_message("older question"), user_message("the real task")]
     for i in range(6):
         messages.append(tool_call_message(f"c{i}", "search", {}))
         messages.append(tool_result_message(f"c{i}", "search", "x"))
     text, notes = build_prompt(messages, [], max_history=3, max_prompt_chars=6000)
     assert "Visitor: the real task" in text
-    # max_history=3: the visitor's message plus the latest call and its result.
-    assert text.count("Result of search") == 1
-    assert text.count("You called the tool search") == 1
-    assert notes == ["10 earlier messages not shown"]
+    assert text.count("Result of search") == 6
+    assert text.count("You called the tool search") == 6
+    assert "older question" not in text
+    assert notes == ["1 earlier message not shown"]
 
 
 def test_the_prompt_fits_max_prompt_chars_keeping_the_latest_user_message_whole() -> None:
@@ -408,6 +412,161 @@ def test_many_tools_shorten_descriptions_first() -> None:
     assert len(text) <= 3000
     assert "tool descriptions shortened" in notes
     assert "Visitor: hi" in text
+
+
+CUT_MARKER = re.compile(r"\[… cut (\d+) characters\]")
+
+
+def twenty_tools(description_chars: int = 150) -> list[dict[str, Any]]:
+    """A crowded page: 19 tools with long descriptions, and ``add_to_cart``."""
+    tools: list[dict[str, Any]] = [
+        {
+            "name": f"tool_{i}",
+            "title": f"Tool number {i}",
+            "description": (f"Tool {i} does one thing on this page. " + "d" * 300)[
+                :description_chars
+            ],
+            "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+        }
+        for i in range(19)
+    ]
+    tools.append(
+        {
+            "name": "add_to_cart",
+            "title": "Add to cart",
+            "description": "Add a product to the cart, by its name or id, with a quantity.",
+            "inputSchema": {"type": "object", "properties": {"product": {"type": "string"}}},
+        }
+    )
+    return tools
+
+
+def current_turn(result_chars: int = 4000) -> list[dict[str, Any]]:
+    """The visitor's message, the call the model just made and its (long) result."""
+    result = ("Added 2 × Classic mug. " + "The cart has 2 items. " * 400)[:result_chars]
+    return [
+        user_message("add two mugs to my cart"),
+        tool_call_message("now", "add_to_cart", {"product": "mug", "quantity": 2}),
+        tool_result_message("now", "add_to_cart", result),
+    ]
+
+
+def assert_current_turn_shown(text: str) -> None:
+    assert "Visitor: add two mugs to my cart" in text
+    assert 'You called the tool add_to_cart with {"product": "mug", "quantity": 2}' in text
+    assert "Result of add_to_cart: Added 2 × Classic mug. The cart has 2 items." in text
+    # The current turn comes last, in order.
+    visitor = text.index("Visitor: add two mugs to my cart")
+    assert visitor < text.index("You called the tool add_to_cart") < text.index("Result of add")
+
+
+def test_reviewer_case_a_long_result_is_shortened_not_the_current_turn_dropped() -> None:
+    """20 tools, the default 6000 characters, a 4000-character result (the default
+    ``max_result_chars``): the model still sees the call it made and the head of its result."""
+    messages = [*conversation(2), *current_turn(4000)]
+    text, notes = build_prompt(messages, twenty_tools(), max_history=12, max_prompt_chars=6000)
+    assert len(text) <= 6000
+    assert_current_turn_shown(text)
+    (cut,) = CUT_MARKER.findall(text.split("Conversation so far:")[1])  # the result, visibly
+    assert 0 < int(cut) < 4000
+    assert "1 long tool result shortened" in notes
+    assert "[Conversation cut to fit:" in text
+    assert text.rstrip().endswith(REPLY_FORMAT)
+
+
+def test_nothing_is_cut_when_everything_fits() -> None:
+    messages = [*conversation(2), *current_turn(500)]
+    text, notes = build_prompt(messages, twenty_tools(), max_history=12, max_prompt_chars=6000)
+    assert notes == []
+    assert "cut" not in text.lower().replace("add_to_cart", "")
+    assert "question 0" in text and "r" * 50 in text
+    assert_current_turn_shown(text)
+
+
+def test_older_results_are_shortened_before_older_turns_are_dropped() -> None:
+    older = [
+        user_message("find red mugs"),
+        tool_call_message("old", "search", {"q": "red mugs"}),
+        tool_result_message("old", "search", "Red enamel mug. " + "o" * 3000),
+    ]
+    text, notes = build_prompt(
+        [*older, *current_turn(300)], [], max_history=12, max_prompt_chars=2500
+    )
+    assert len(text) <= 2500
+    assert "Visitor: find red mugs" in text  # the older turn is still there ...
+    assert "Result of search: Red enamel mug. ooo" in text  # ... with the head of its result
+    assert not any("not shown" in n for n in notes)
+    assert "1 long tool result shortened" in notes
+    assert_current_turn_shown(text)
+    assert current_turn(300)[2]["content"] in text  # the current result was not touched
+
+
+def test_older_turns_are_dropped_oldest_first_and_the_current_turn_stays() -> None:
+    messages = [*conversation(8, result_chars=400), *current_turn(1500)]
+    text, notes = build_prompt(messages, twenty_tools(), max_history=40, max_prompt_chars=3500)
+    assert len(text) <= 3500
+    assert_current_turn_shown(text)
+    assert "question 0" not in text  # the oldest went first ...
+    kept = [i for i in range(8) if f"question {i}" in text]
+    assert kept == list(range(8 - len(kept), 8))  # ... and what is left is the newest
+    assert any(n.endswith("earlier messages not shown") for n in notes)
+
+
+def test_the_tool_list_is_shortened_before_the_current_turn() -> None:
+    turn = [
+        *current_turn(1100),
+        tool_call_message("next", "add_to_cart", {"product": "tote", "quantity": 1}),
+        tool_result_message("next", "add_to_cart", "Added 1 × Linen tote bag. " + "t" * 1070),
+    ]
+    messages = [*conversation(3), *turn]
+    text, notes = build_prompt(messages, twenty_tools(300), max_history=12, max_prompt_chars=3500)
+    assert len(text) <= 3500
+    assert "tool descriptions shortened" in notes
+    assert "question 0" not in text  # older turns went before the tool list was shortened
+    assert_current_turn_shown(text)
+    conversation_text = text.split("Conversation so far:")[1]
+    assert CUT_MARKER.search(conversation_text) is None  # both results whole
+    assert "t" * 1070 in conversation_text
+    for i in range(19):  # every tool is still listed by name
+        assert f"- tool_{i}" in text
+    assert "- add_to_cart" in text
+
+
+def test_max_history_never_hides_the_current_turn() -> None:
+    messages = [*conversation(4), *current_turn(200)]
+    text, notes = build_prompt(messages, [], max_history=2, max_prompt_chars=6000)
+    assert_current_turn_shown(text)
+    assert "question 3" not in text
+    assert notes == ["12 earlier messages not shown"]
+
+
+def test_a_long_current_turn_fits_keeping_the_visitor_message_and_the_latest_step() -> None:
+    messages: list[dict[str, Any]] = [user_message("compare every plan")]
+    for i in range(50):
+        messages.append(tool_call_message(f"c{i}", "plan", {"n": i}))
+        messages.append(tool_result_message(f"c{i}", "plan", f"plan {i}: " + "p" * 3990))
+    text, notes = build_prompt(messages, twenty_tools(), max_history=12, max_prompt_chars=6000)
+    assert len(text) <= 6000
+    assert "Visitor: compare every plan" in text
+    assert 'You called the tool plan with {"n": 49}' in text
+    assert "Result of plan: plan 49: ppp" in text
+    assert any(
+        n.endswith("calls and results for the visitor's latest message not shown") for n in notes
+    )
+
+
+@pytest.mark.parametrize("limit", [1000, 1500, 3000, 6000, 20_000])
+@pytest.mark.parametrize("result_chars", [0, 500, 4000])
+@pytest.mark.parametrize("tool_count", [0, 20, 200])
+def test_the_prompt_always_fits_and_always_ends_with_the_reply_format(
+    limit: int, result_chars: int, tool_count: int
+) -> None:
+    tools = (twenty_tools(300) * 10)[:tool_count]
+    messages = [*conversation(5, result_chars=result_chars), *current_turn(result_chars)]
+    text, _ = build_prompt(messages, tools, max_history=12, max_prompt_chars=limit)
+    assert len(text) <= limit
+    assert text.endswith(REPLY_FORMAT)
+    assert "Visitor: add two mugs to my cart" in text
 
 
 def test_response_constraint_is_a_valid_schema_that_accepts_the_replies() -> None:

@@ -22,10 +22,12 @@ How a step works (Prompt API explainer; shapes in ``shared/notes/peers.md``):
    (:func:`pysite_agent.core.wire.parse_reply`); text that is not JSON or not a reply ->
    ``bad-reply``.
 
-The prompt ``text`` lists the tools, the latest ``max_history`` messages of the conversation and
-the reply format, in at most ``max_prompt_chars`` characters (code points). The latest visitor
-message is always kept (whole where it fits); older messages go first, then long ones are
-shortened, and the prompt says what was cut. ``ChromeBuiltIn.last_cut`` holds the same notes.
+The prompt ``text`` lists the tools, the conversation and the reply format, in at most
+``max_prompt_chars`` characters (code points). The current turn (the latest visitor message and
+the calls and results after it) is always shown; long tool results are shortened (head kept,
+the cut marked) before older messages are dropped, and the tool list is shortened before the
+current turn is: :func:`build_prompt` gives the exact order. The prompt says what was cut;
+``ChromeBuiltIn.last_cut`` holds the same notes.
 
 Errors are DOMException names mapped by :data:`pysite_agent.ffi.ERROR_TABLE`
 (``QuotaExceededError`` -> ``model-error`` "too long", ``NotSupportedError`` ->
@@ -57,6 +59,10 @@ MIN_PROMPT_CHARS = 1000
 
 TOOL_DESCRIPTION_CHARS = 300
 """Each tool's description is cut to this many characters in the prompt (less when crowded)."""
+
+MIN_BLOCK_CHARS = 200
+"""The current turn's messages are not shortened below this many characters (see
+:func:`build_prompt`)."""
 
 REPLY_FORMAT = (
     "Reply with exactly one JSON object: "
@@ -119,19 +125,23 @@ def response_constraint(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _cut(text: str, limit: int) -> str:
+    """``text`` whole if it fits in ``limit`` code points, else its head and a marker saying how
+    many characters were cut (the marker counts towards ``limit`` when ``limit`` allows it)."""
     if len(text) <= limit:
         return text
-    marker = f" [… cut {len(text) - limit} characters]"
-    return text[: max(0, limit - len(marker))] + marker
+    keep = max(0, limit - len(f" [… cut {len(text)} characters]"))
+    return text[:keep] + f" [… cut {len(text) - keep} characters]"
 
 
-def _tools_text(tools: Sequence[Mapping[str, Any]], description_chars: int) -> str:
+def _tools_text(
+    tools: Sequence[Mapping[str, Any]], description_chars: int, *, titles: bool = True
+) -> str:
     if not tools:
         return "There are no tools on this page now: answer the visitor."
     lines = ["Tools on this page (call at most one per reply):"]
     for tool in tools:
         name = str(tool.get("name", ""))
-        title = tool.get("title")
+        title = tool.get("title") if titles else None
         head = f"- {name}" + (f" ({title})" if isinstance(title, str) and title else "")
         description = str(tool.get("description") or "")
         if description_chars > 0 and description:
@@ -158,6 +168,93 @@ def _render(message: Mapping[str, Any]) -> str:
     return json.dumps(message, ensure_ascii=False, default=str)
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+class _Prompt:
+    """The prompt under construction: which messages are shown, each whole or cut to a limit,
+    and how the tool list is written. ``size()`` is exactly ``len(text())``."""
+
+    def __init__(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        older: list[int],
+        current: list[int],
+        dropped: int,
+    ) -> None:
+        self.tools = tools
+        self.full = {i: _render(messages[i]) for i in (*older, *current)}
+        self.results = {i for i in self.full if messages[i].get("role") == "tool"}
+        self.older = older  # shown older messages, oldest first
+        self.current = current  # the current turn: the visitor's message and what followed
+        self.dropped = dropped  # older messages not shown
+        self.skipped: list[int] = []  # current-turn messages not shown
+        self.limits: dict[int, int] = {}  # message index -> characters it is cut to
+        self.description_chars = TOOL_DESCRIPTION_CHARS
+        self.titles = True
+        self.tools_limit: int | None = None
+        self._tools_cache: tuple[tuple[int, bool, int | None], str] | None = None
+
+    def block(self, i: int) -> str:
+        limit = self.limits.get(i)
+        return self.full[i] if limit is None else _cut(self.full[i], limit)
+
+    def shown(self) -> list[int]:
+        return [*self.older, *(i for i in self.current if i not in self.skipped)]
+
+    def tools_text(self) -> str:
+        key = (self.description_chars, self.titles, self.tools_limit)
+        if self._tools_cache is None or self._tools_cache[0] != key:
+            text = _tools_text(self.tools, self.description_chars, titles=self.titles)
+            if self.tools_limit is not None:
+                text = _cut(text, self.tools_limit)
+            self._tools_cache = (key, text)
+        return self._tools_cache[1]
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.dropped:
+            notes.append(f"{_plural(self.dropped, 'earlier message')} not shown")
+        if self.skipped:
+            count = len(self.skipped)
+            what = "earlier call or result" if count == 1 else "earlier calls and results"
+            notes.append(f"{count} {what} for the visitor's latest message not shown")
+        results = sum(1 for i in self.limits if i in self.results and i not in self.skipped)
+        if results:
+            notes.append(f"{_plural(results, 'long tool result')} shortened")
+        others = sum(1 for i in self.limits if i not in self.results and i not in self.skipped)
+        user = self.current[0] if self.current else -1
+        if user in self.limits:
+            notes.append("the visitor's latest message shortened")
+            others -= 1
+        if others:
+            notes.append(f"{_plural(others, 'other long message')} shortened")
+        if self.tools and (self.description_chars < TOOL_DESCRIPTION_CHARS or not self.titles):
+            notes.append("tool descriptions shortened")
+        if self.tools_limit is not None:
+            notes.append("tool list cut")
+        return notes
+
+    def parts(self) -> list[str]:
+        parts = [self.tools_text(), ""]
+        notes = self.notes()
+        if notes:
+            parts.append(f"[Conversation cut to fit: {'; '.join(notes)}.]")
+        parts.append("Conversation so far:")
+        parts.extend(self.block(i) for i in self.shown())
+        parts.extend(["", REPLY_FORMAT])
+        return parts
+
+    def size(self) -> int:
+        parts = self.parts()
+        return sum(len(p) for p in parts) + len(parts) - 1
+
+    def text(self) -> str:
+        return "\n".join(self.parts())
+
+
 def build_prompt(
     messages: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]],
@@ -167,75 +264,104 @@ def build_prompt(
 ) -> tuple[str, list[str]]:
     """The prompt text for one step, and notes on what was cut (empty when nothing was).
 
-    Keeps the latest ``max_history`` messages (the latest visitor message always among them),
-    then fits ``max_prompt_chars`` code points: the tool list takes at most half (descriptions
-    shortened first), older messages are dropped, then long messages shortened (the latest
-    visitor message last). The prompt says what was cut.
+    The prompt is the tool list (each description cut to ``TOOL_DESCRIPTION_CHARS``), the
+    conversation, and the reply format. The **current turn** is the latest visitor message and
+    every message after it (the calls the model made for it and their results): it is always
+    shown, whatever ``max_history`` says, and it is the last thing to be cut. Older messages
+    fill ``max_history`` (counting the current turn); the ones before are not shown. With no
+    visitor message at all, every message counts as older.
+
+    When the prompt is longer than ``max_prompt_chars`` code points, it is made to fit in this
+    order, each step only as far as needed and stopping as soon as it fits:
+
+    1. a tool list longer than half of ``max_prompt_chars`` gets shorter descriptions (halved
+       each time) until it is at most half;
+    2. long tool results are shortened: older results to ``max_prompt_chars // 8`` characters,
+       the current turn's to ``max_prompt_chars // 3``, older ones first;
+    3. older messages are dropped, oldest first;
+    4. the tool list is shortened further: shorter descriptions, then names only;
+    5. the current turn's earlier calls and results (all but the latest call and result) are
+       shortened further, earliest first, to ``MIN_BLOCK_CHARS`` each;
+    6. those earlier calls and results are left out, earliest first (a result never without
+       its call);
+    7. the latest call and result are shortened, to ``MIN_BLOCK_CHARS`` each at the least;
+    8. the visitor's latest message is shortened, to ``MIN_BLOCK_CHARS`` at the least;
+    9. the tool list is cut at its end.
+
+    A shortened text keeps its head and ends with ``[… cut N characters]``. The prompt says
+    what was cut (``[Conversation cut to fit: …]``), and the notes returned say the same. The
+    reply format always closes the prompt.
     """
+    n = len(messages)
     latest_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    keep = list(range(max(0, len(messages) - max_history), len(messages)))
-    if latest_user >= 0 and latest_user not in keep:
-        keep = (
-            [latest_user, *keep[len(keep) - max_history + 1 :]]
-            if max_history > 1
-            else [latest_user]
-        )
-    notes: list[str] = []
-    dropped = len(messages) - len(keep)
+    start = latest_user if latest_user >= 0 else n
+    current = list(range(start, n))
+    room = max(0, max_history - len(current))
+    older = list(range(max(0, start - room), start))
+    prompt = _Prompt(messages, tools, older, current, dropped=start - len(older))
 
-    description_chars = TOOL_DESCRIPTION_CHARS
-    tools_text = _tools_text(tools, description_chars)
-    while len(tools_text) > max_prompt_chars // 2 and description_chars > 0:
-        description_chars = description_chars // 2 if description_chars > 20 else 0
-        tools_text = _tools_text(tools, description_chars)
-    if description_chars < TOOL_DESCRIPTION_CHARS and len(tools) > 0:
-        notes.append("tool descriptions shortened")
-    tools_text = _cut(tools_text, max_prompt_chars // 2)
+    def over() -> int:
+        return prompt.size() - max_prompt_chars
 
-    blocks = {i: _render(messages[i]) for i in keep}
-    fixed = len(tools_text) + len(REPLY_FORMAT) + 200  # + headings and the cut note
-    budget = max(0, max_prompt_chars - fixed)
+    def shorten(indices: Sequence[int], floor: int) -> None:
+        for i in indices:
+            for _ in range(3):  # again if the notes line grew with this cut
+                excess = over()
+                if excess <= 0:
+                    return
+                length = len(prompt.block(i))
+                if length <= floor:
+                    break
+                prompt.limits[i] = max(floor, length - excess)
 
-    def size() -> int:
-        return sum(len(b) + 1 for b in blocks.values())
+    def fewer_descriptions(until: Callable[[], bool]) -> None:
+        while not until() and (prompt.description_chars > 0 or prompt.titles):
+            if prompt.description_chars > 0:
+                prompt.description_chars = (
+                    prompt.description_chars // 2 if prompt.description_chars > 20 else 0
+                )
+            else:
+                prompt.titles = False
 
-    for i in sorted(blocks):
-        if size() <= budget:
+    if over() <= 0:
+        return prompt.text(), prompt.notes()
+    # 1. a tool list over half of the prompt
+    half = max_prompt_chars // 2
+    fewer_descriptions(lambda: len(prompt.tools_text()) <= half or over() <= 0)
+    # 2. long tool results, older ones first
+    shorten([i for i in older if i in prompt.results], max(MIN_BLOCK_CHARS, max_prompt_chars // 8))
+    shorten(
+        [i for i in current if i in prompt.results], max(MIN_BLOCK_CHARS, max_prompt_chars // 3)
+    )
+    # 3. older messages, oldest first
+    while over() > 0 and prompt.older:
+        prompt.limits.pop(prompt.older.pop(0), None)
+        prompt.dropped += 1
+    # 4. the tool list, further
+    fewer_descriptions(lambda: over() <= 0)
+    # 5. the current turn's earlier calls and results, earliest first
+    steps = current[1:] if latest_user >= 0 else current
+    earlier, latest = steps[:-2], steps[-2:]
+    shorten(earlier, MIN_BLOCK_CHARS)
+    # 6. the current turn's earlier calls and results, left out, earliest first
+    for i in earlier:
+        if over() <= 0:
             break
-        if i != latest_user:
-            del blocks[i]
-            dropped += 1
-    shortened = 0
-    if size() > budget:
-        others = sorted((i for i in blocks if i != latest_user), key=lambda i: -len(blocks[i]))
-        for i in others:
-            over = size() - budget
-            if over <= 0:
-                break
-            limit = max(80, len(blocks[i]) - over)
-            if limit < len(blocks[i]):
-                blocks[i] = _cut(blocks[i], limit)
-                shortened += 1
-    if size() > budget and latest_user in blocks:
-        over = size() - budget
-        blocks[latest_user] = _cut(blocks[latest_user], max(40, len(blocks[latest_user]) - over))
-        notes.append("the visitor's latest message shortened")
-    if dropped:
-        notes.insert(0, f"{dropped} earlier message{'s' if dropped != 1 else ''} not shown")
-    if shortened:
-        notes.append(f"{shortened} long message{'s' if shortened != 1 else ''} shortened")
-
-    parts = [tools_text, ""]
-    if notes:
-        parts.append(f"[Conversation cut to fit: {'; '.join(notes)}.]")
-    parts.append("Conversation so far:")
-    parts.extend(blocks[i] for i in sorted(blocks))
-    parts.extend(["", REPLY_FORMAT])
-    text = "\n".join(parts)
-    if len(text) > max_prompt_chars:  # a last resort; the budget above normally prevents it
-        text = _cut(text, max_prompt_chars)
-        notes.append("prompt cut at the end")
-    return text, notes
+        prompt.skipped.append(i)
+    first = next((i for i in steps if i not in prompt.skipped), None)
+    if prompt.skipped and first in earlier and first in prompt.results:
+        prompt.skipped.append(first)  # never a result without its call
+    # 7. the latest call and result; 8. the visitor's message
+    shorten(latest, MIN_BLOCK_CHARS)
+    if latest_user >= 0:
+        shorten([latest_user], MIN_BLOCK_CHARS)
+    # 9. the tool list, cut at the end
+    for _ in range(3):  # the notes line may grow by a few characters once
+        excess = over()
+        if excess <= 0:
+            break
+        prompt.tools_limit = max(0, len(prompt.tools_text()) - excess)
+    return prompt.text(), prompt.notes()
 
 
 def _parse(text: Any) -> dict[str, Any]:
