@@ -59,6 +59,7 @@ def create_proxy_app(
     allow_client_instructions: bool = True,
     allow_headers: Iterable[str] = (),
     timeout_ms: int = 30_000,
+    body_timeout_ms: int = 10_000,
     client_ip: ClientIp | None = None,
     http_client: httpx.AsyncClient | None = None,
     on_error: OnError | None = None,
@@ -86,6 +87,9 @@ def create_proxy_app(
         allow_client_instructions: ``False`` ignores the instructions the browser sends.
         allow_headers: extra request headers a browser may send (CORS).
         timeout_ms: upstream timeout for the whole call (504 after it).
+        body_timeout_ms: the whole request body must arrive within this time once the app
+            starts reading it (408 after it), so a client that stalls mid-body cannot hold a
+            connection and a task open.
         client_ip: ``(scope) -> str | None`` naming the client's bucket. Default:
             ``cf-connecting-ip``, else the ASGI connection's address, else one shared bucket.
             ``X-Forwarded-For`` is never read unless you say so (:func:`client_ip_from_header`).
@@ -114,6 +118,7 @@ def create_proxy_app(
         allow_client_instructions=allow_client_instructions,
         allow_headers=allow_headers,
         timeout_ms=timeout_ms,
+        body_timeout_ms=body_timeout_ms,
         client_ip=client_ip,
         http_client=http_client,
         on_error=on_error,

@@ -81,6 +81,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-header", action="append", default=[], metavar="NAME")
     p.add_argument("--timeout-ms", type=int, default=30_000)
     p.add_argument(
+        "--body-timeout-ms",
+        type=int,
+        default=10_000,
+        help="the request body must arrive within this time (408 after it)",
+    )
+    p.add_argument(
         "--client-ip-header",
         metavar="NAME",
         help="read the client address from this header, set by a reverse proxy you trust "
@@ -123,6 +129,7 @@ def build_app(args: argparse.Namespace, environ: dict[str, str]) -> Any:
             allow_client_instructions=not args.no_client_instructions,
             allow_headers=args.allow_header,
             timeout_ms=args.timeout_ms,
+            body_timeout_ms=args.body_timeout_ms,
             client_ip=client_ip_from_header(args.client_ip_header)
             if args.client_ip_header
             else None,
@@ -139,6 +146,11 @@ def configure_logging(level: str) -> None:
     log.handlers[:] = [handler]
     log.setLevel(level.upper())
     log.propagate = False
+    # httpx logs every upstream request at INFO ("HTTP Request: POST https://..."): the app's
+    # own line already says what happened. Its lines stay available with --log-level debug.
+    quiet = logging.DEBUG if level == "debug" else logging.WARNING
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(quiet)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -61,6 +61,7 @@ class Options:
     allow_client_instructions: bool
     allow_headers: tuple[str, ...]
     timeout_s: float
+    body_timeout_s: float
     client_ip: ClientIp
     http_client: httpx.AsyncClient | None = field(repr=False)
     on_error: OnError | None = field(repr=False)
@@ -225,6 +226,7 @@ def build(
     allow_client_instructions: object,
     allow_headers: object,
     timeout_ms: object,
+    body_timeout_ms: object,
     client_ip: object,
     http_client: object,
     on_error: object,
@@ -278,6 +280,7 @@ def build(
         allow_client_instructions=allow_client_instructions,
         allow_headers=tuple(headers),
         timeout_s=_positive_int("timeout_ms", timeout_ms) / 1000,
+        body_timeout_s=_positive_int("body_timeout_ms", body_timeout_ms) / 1000,
         client_ip=client_ip,
         http_client=http_client,
         on_error=on_error,

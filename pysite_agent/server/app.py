@@ -2,8 +2,9 @@
 
 One endpoint, whatever its path: ``OPTIONS`` (CORS preflight) and ``POST`` (protocol v1). The
 checks run cheapest first: origin (403), method (405), rate limit (429), declared size (413),
-body read with a cap (413), JSON, protocol schema and caps (400); then one upstream call
-(502, 504) and the reply (200). Every answer but 200 and 204 carries the protocol's error body
+body read with a cap (413) and a deadline (408), JSON, protocol schema and caps (400); then one
+upstream call (502, 504) and the reply (200), with the API key replaced by ``[redacted]`` if
+the provider echoed it. Every answer but 200 and 204 carries the protocol's error body
 ``{"error": {"code", "message", "upstreamStatus"?}}``.
 """
 
@@ -46,6 +47,7 @@ MESSAGES: Final[dict[str, str]] = {
     "forbidden-origin": "This origin is not allowed to use this endpoint.",
     "not-found": "Not found.",
     "method-not-allowed": "Use POST.",
+    "request-timeout": "The request body did not arrive in time.",
     "upstream-error": "The model provider returned an error.",
     "upstream-unreachable": "The model provider could not be reached.",
     "upstream-timeout": "The model provider did not answer in time.",
@@ -124,6 +126,9 @@ class ProxyApp:
         self._client = options.http_client
         self._owns_client = options.http_client is None
         self._redact = Redactor(options.api_key)
+        # The key as it appears inside a serialized JSON string (quotes and backslashes
+        # escaped), to find it in a reply with one substring search.
+        self._key_json = _jsonutil.dumps(options.api_key)[1:-1]
         self._origins = {o.encode("ascii") for o in options.allowed_origins}
         self._preflight_headers: Headers = [
             (b"access-control-allow-methods", b"POST, OPTIONS"),
@@ -291,7 +296,23 @@ class ProxyApp:
         body = await self._body(scope, receive)
         prepared = self._prepare(body)
         reply = await self._upstream(prepared, outcome)
-        return Response(200, _jsonutil.dumps(reply), [(b"content-type", b"application/json")])
+        return Response(200, self._serialize(reply), [(b"content-type", b"application/json")])
+
+    def _serialize(self, reply: dict[str, Any]) -> bytes:
+        """The reply's JSON, with the API key replaced wherever the provider echoed it.
+
+        The check is one substring search of the serialized reply for the key as it appears
+        inside a JSON string (complete: every string containing the key serializes to text
+        containing that form); only on a hit is the reply walked and every string replaced.
+        """
+        body = _jsonutil.dumps(reply)
+        if self._key_json not in body:
+            return body
+        logger.warning(json.dumps({"event": "key-in-reply", "provider": self._options.provider}))
+        body = _jsonutil.dumps(_redact_strings(reply, self._redact))
+        if self._key_json in body:  # cannot happen; fail closed if it ever does
+            raise RuntimeError("the reply still contains the API key after redaction")
+        return body
 
     async def _limit(self, bucket: str) -> Any:
         assert self._limiter is not None
@@ -322,7 +343,19 @@ class ProxyApp:
                 raise _Refused(error_response(400, "bad-request", "Bad Content-Length."))
             if int(lengths[0]) > cap:
                 raise _Refused(too_large)
-        body = await read_body(receive, cap)
+        timeout_s = self._options.body_timeout_s
+        try:
+            async with asyncio.timeout(timeout_s):
+                body = await read_body(receive, cap)
+        except TimeoutError:
+            response = error_response(
+                408,
+                "request-timeout",
+                f"The request body did not arrive within {round(timeout_s * 1000)} ms.",
+            )
+            # The rest of the body may still come: the connection cannot be reused.
+            response.headers.append((b"connection", b"close"))
+            raise _Refused(response) from None
         if body is None:
             raise _Refused(too_large)
         return body
@@ -479,6 +512,17 @@ class ProxyApp:
                 (b"access-control-expose-headers", b"retry-after"),
             ]
         raise _Refused(response)
+
+
+def _redact_strings(value: Any, redact: Redactor) -> Any:
+    """A copy of a JSON value with ``redact`` applied to every string, keys included."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(k): _redact_strings(v, redact) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_strings(v, redact) for v in value]
+    return value
 
 
 class _TooLarge(Exception):

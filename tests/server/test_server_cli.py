@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import socket
@@ -12,8 +13,11 @@ import time
 from typing import Any
 
 import httpx
+import pytest
 from conftest import ORIGIN, request_body
 from stub_upstream import KEY, MODEL, Reply, StubUpstream, base_url, tool_reply
+
+from pysite_agent.server.__main__ import build_app, configure_logging, parser
 
 
 def _free_port() -> int:
@@ -228,3 +232,35 @@ def test_tool_chooser_fixture_drives_a_whole_step(tool_chooser_proxy: Any) -> No
             url, json=request_body(messages=messages), headers={"origin": origin}
         ).json()
         assert second == {"type": "answer", "text": "Done."}
+
+
+def test_cli_body_timeout_option_and_quiet_httpx_logging() -> None:
+    base = ["--provider", "openai", "--model", MODEL, "--allowed-origin", ORIGIN]
+    assert parser().parse_args(base).body_timeout_ms == 10_000
+    assert build_app(
+        parser().parse_args([*base, "--body-timeout-ms", "500"]), {"OPENAI_API_KEY": KEY}
+    )
+    with pytest.raises(SystemExit, match="body_timeout_ms"):
+        build_app(parser().parse_args([*base, "--body-timeout-ms", "0"]), {"OPENAI_API_KEY": KEY})
+    # httpx logs every upstream call at INFO; the app's own line is enough.
+    names = ("pysite_agent.server", "httpx", "httpcore")
+    saved = [
+        (
+            logging.getLogger(n).level,
+            logging.getLogger(n).handlers[:],
+            logging.getLogger(n).propagate,
+        )
+        for n in names
+    ]
+    try:
+        configure_logging("info")
+        assert not logging.getLogger("httpx").isEnabledFor(logging.INFO)
+        assert logging.getLogger("httpx").isEnabledFor(logging.WARNING)
+        assert logging.getLogger("pysite_agent.server").isEnabledFor(logging.INFO)
+        configure_logging("debug")
+        assert logging.getLogger("httpx").isEnabledFor(logging.DEBUG)
+    finally:
+        for n, (level, handlers, propagate) in zip(names, saved, strict=True):
+            logging.getLogger(n).setLevel(level)
+            logging.getLogger(n).handlers[:] = handlers
+            logging.getLogger(n).propagate = propagate

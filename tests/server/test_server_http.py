@@ -356,6 +356,77 @@ def test_400_bad_content_length(proxy: Any, server: Any) -> None:
     assert answer.startswith((b"HTTP/1.1 400", b"HTTP/1.1 413")) or answer == b""
 
 
+# 408: a body that does not arrive in time.
+
+STALLING_HEADS = {
+    "content-length": b"content-length: 1000\r\n\r\n" + b'{"version": 1, "messa',
+    "chunked": b"transfer-encoding: chunked\r\n\r\n" + b'15\r\n{"version": 1, "messa\r\n',
+}
+
+
+@pytest.mark.parametrize("framing", sorted(STALLING_HEADS))
+def test_408_body_that_stalls_midway(
+    proxy: Any, stub: StubUpstream, server: Any, caplog: pytest.LogCaptureFixture, framing: str
+) -> None:
+    proxy(body_timeout_ms=300)
+    caplog.clear()
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        # Part of a body under the cap, then nothing: the client stalls.
+        sock.sendall(
+            b"POST /api/agent HTTP/1.1\r\nhost: x\r\norigin: "
+            + ORIGIN.encode()
+            + b"\r\ncontent-type: application/json\r\n"
+            + STALLING_HEADS[framing]
+        )
+        answer = _read_response(sock)
+        elapsed = time.monotonic() - started
+        # The server closes the connection: the rest of the body cannot be read as a request.
+        sock.settimeout(5)
+        try:
+            rest = sock.recv(1)
+        except ConnectionResetError:
+            rest = b""
+    assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+    assert 0.25 <= elapsed < 4
+    assert rest == b""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert b"connection: close" in head.lower()
+    assert b"access-control-allow-origin: " + ORIGIN.encode() in head.lower()
+    error = json.loads(body)["error"]
+    assert wire.problems("protocol-v1", {"error": error}, "errorBody") == []
+    assert error == {
+        "code": "request-timeout",
+        "message": "The request body did not arrive within 300 ms.",
+    }
+    assert stub.requests == []
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:  # the log line is written before the answer leaves
+        lines = [r.getMessage() for r in caplog.records if r.name == "pysite_agent.server"]
+        if lines:
+            break
+        time.sleep(0.02)
+    [line] = lines
+    assert json.loads(line)["status"] == 408
+    assert json.loads(line)["code"] == "request-timeout"
+
+
+def test_slow_body_within_the_body_timeout_is_read(proxy: Any, stub: StubUpstream) -> None:
+    stub.responder = lambda r: Reply(200, text_reply("openai", "ok"))
+    p: Proxy = proxy(body_timeout_ms=2000)
+    body = json.dumps(request_body()).encode()
+
+    def pieces() -> Any:
+        for i in range(0, len(body), len(body) // 4 + 1):
+            time.sleep(0.05)
+            yield body[i : i + len(body) // 4 + 1]
+
+    response = p.client.post(
+        p.url, content=pieces(), headers={"origin": ORIGIN, "content-type": "application/json"}
+    )
+    assert response.status_code == 200
+
+
 # 502 and 504: upstream failures, with the upstream status only.
 
 
@@ -403,6 +474,49 @@ def test_upstream_error_body_echoing_the_key_is_redacted(proxy: Any, stub: StubU
     assert response.status_code == 502
     [reported] = p.errors
     assert "Incorrect API key provided: [redacted]." in reported.detail
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_200_reply_echoing_the_key_is_redacted(
+    proxy: Any, stub: StubUpstream, provider: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    p: Proxy = proxy(provider)
+    stub.responder = lambda r: Reply(200, text_reply(provider, f"Your key is {KEY}, and {KEY}."))
+    response = p.post(request_body())  # the client fixture fails on any response with the key
+    assert response.status_code == 200
+    assert response.json() == {
+        "type": "answer",
+        "text": "Your key is [redacted], and [redacted].",
+    }
+    stub.responder = lambda r: Reply(
+        200,
+        tool_reply(
+            provider,
+            "add_to_cart",
+            {"product": f"key={KEY}", "quantity": 2, "notes": [{KEY: f"x{KEY}x"}]},
+        ),
+    )
+    reply = p.post(request_body()).json()
+    assert reply["type"] == "tool" and reply["name"] == "add_to_cart"
+    assert reply["arguments"] == {
+        "product": "key=[redacted]",
+        "quantity": 2,
+        "notes": [{"[redacted]": "x[redacted]x"}],
+    }
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert sum('"key-in-reply"' in w for w in warnings) == 2
+    # A reply without the key is passed on as it is.
+    stub.responder = lambda r: Reply(200, text_reply(provider, "sk-test-KEY is not the key"))
+    assert p.post(request_body()).json()["text"] == "sk-test-KEY is not the key"
+
+
+def test_key_with_json_escapes_is_found_in_the_reply(proxy: Any, stub: StubUpstream) -> None:
+    key = 'k\\ey"with-escapes'
+    p: Proxy = proxy(api_key=key)
+    stub.responder = lambda r: Reply(200, text_reply("openai", f"echo {key} echo"))
+    response = p.post(request_body())
+    assert response.json() == {"type": "answer", "text": "echo [redacted] echo"}
+    assert key not in response.json()["text"]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -608,6 +722,8 @@ def test_construction_errors_never_contain_the_key() -> None:
         {"max_messages": "40"},
         {"max_body_bytes": -1},
         {"timeout_ms": 0},
+        {"body_timeout_ms": 0},
+        {"body_timeout_ms": 1.5},
         {"rate_limit": {"window_ms": 0, "max": 1}},
         {"rate_limit": {"windowMs": 1000, "max": 1}},
         {"rate_limit": {"window_ms": 1000, "max": 0}},
@@ -643,6 +759,7 @@ def test_defaults_and_repr_do_not_show_the_key() -> None:
     assert options.max_tools == 32
     assert options.max_body_bytes == 65_536
     assert options.timeout_s == 30
+    assert options.body_timeout_s == 10
     assert options.rate_limit is not None
     assert (options.rate_limit.window_s, options.rate_limit.max) == (60, 20)
     assert options.allow_client_instructions is True
