@@ -184,6 +184,10 @@ def main() -> int:
         return 0
 
     run_started = time.monotonic()
+    load_at_start = os.getloadavg()
+    print(
+        f"load average at start: {load_at_start[0]:.2f} (1 min), {os.cpu_count()} CPUs", flush=True
+    )
     stub_port, proxy_port = free_port(), free_port()
     stub = subprocess.Popen([sys.executable, __file__, "--serve-stub", str(stub_port)])
     env = {**os.environ, "OPENAI_API_KEY": KEY}
@@ -287,6 +291,7 @@ def main() -> int:
             flush=True,
         )
         results["cpus"] = os.cpu_count()
+        results["load_average_at_start"] = load_at_start
         results["load_average"] = os.getloadavg()
         results["python"] = sys.version.split()[0]
         out = Path(__file__).parent / "results"

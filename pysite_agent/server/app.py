@@ -20,8 +20,7 @@ from typing import Any, Final, NoReturn
 
 import httpx
 
-from pysite_agent.core import wire
-from pysite_agent.server import _conversation, _jsonutil
+from pysite_agent.server import _conversation, _jsonutil, _validate
 from pysite_agent.server._errors import (
     InternalError,
     ProxyError,
@@ -372,7 +371,7 @@ class ProxyApp:
             raise bad("The body is not JSON.") from None
         if not _jsonutil.depth(data, MAX_JSON_DEPTH):
             raise bad(f"The JSON is nested deeper than {MAX_JSON_DEPTH} levels.")
-        found = wire.problems("protocol-v1", data, "request")
+        found = _validate.request_problems(data)
         if found:
             raise bad("The request does not follow protocol v1: " + "; ".join(found[:3]))
         if len(data["messages"]) > o.max_messages:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pysite_agent.core import wire
-from pysite_agent.server import _conversation, _jsonutil
+from pysite_agent.server import _conversation, _jsonutil, _validate
 from pysite_agent.server._conversation import AssistantText, Call, Result, UserText
 from pysite_agent.server._options import canonical_origin
 from pysite_agent.server.names import ANTHROPIC_NAMES, GEMINI_NAMES, OPENAI_NAMES, NameMap
@@ -417,6 +417,102 @@ def test_arguments_non_strings() -> None:
     assert parse_arguments(None) == ""
     assert parse_arguments({"a": 1}) == {"a": 1}
     assert parse_arguments(5) == "5"
+
+
+# The request check: the published schema with its references inlined, same verdicts.
+
+_message_values = st.one_of(
+    st.sampled_from(["user", "assistant", "tool", "system", "", "c1"]),
+    st.booleans(),
+    st.integers(-1, 2),
+    st.none(),
+    st.fixed_dictionaries(
+        {"id": st.sampled_from(["c1", ""]), "name": st.just("t"), "arguments": st.just({})},
+        optional={"meta": st.sampled_from([{}, 1]), "x": st.just(1)},
+    ),
+)
+_odd_messages = st.dictionaries(
+    st.sampled_from(
+        ["role", "content", "toolCall", "toolCallId", "name", "isError", "untrusted", "denied", "x"]
+    ),
+    _message_values,
+    max_size=7,
+)
+_odd_tools = st.dictionaries(
+    st.sampled_from(["name", "title", "description", "inputSchema", "annotations", "x"]),
+    st.one_of(
+        st.text(alphabet="ab", max_size=3), st.just("x" * 129), st.just({}), st.integers(0, 1)
+    ),
+    max_size=6,
+)
+_VALID_MESSAGES = [
+    {"role": "user", "content": "hi"},
+    {"role": "assistant", "content": "hello"},
+    {"role": "assistant", "toolCall": {"id": "c1", "name": "t", "arguments": {}}},
+    {
+        "role": "tool",
+        "toolCallId": "c1",
+        "name": "t",
+        "content": "ok",
+        "isError": False,
+        "untrusted": True,
+    },
+]
+_messages = st.one_of(st.sampled_from(_VALID_MESSAGES), _odd_messages)
+_tool = {"name": "t", "description": "d", "inputSchema": {"type": "object"}}
+_tools = st.one_of(st.just(_tool), st.just(_tool), _odd_tools)
+_valid_requests = st.fixed_dictionaries(
+    {
+        "version": st.just(1),
+        "instructions": st.text(max_size=3),
+        "messages": st.lists(st.sampled_from(_VALID_MESSAGES), min_size=1, max_size=3),
+        "tools": st.lists(st.just(_tool), max_size=2),
+    }
+)
+_odd_requests = st.fixed_dictionaries(
+    {
+        "version": st.sampled_from([1, 2, "1", True]),
+        "instructions": st.one_of(st.text(max_size=3), st.none()),
+        "messages": st.one_of(st.lists(_messages, max_size=3), st.just({})),
+        "tools": st.lists(_tools, max_size=3),
+    },
+    optional={"extra": st.just(True)},
+)
+
+
+near_requests = st.one_of(_valid_requests, _odd_requests)
+
+
+@FAST
+@given(near_requests)
+@example(
+    {
+        "version": 1,
+        "instructions": "",
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"name": "t", "description": "", "inputSchema": {}}],
+    }
+)
+@example([])
+def test_inlined_request_check_matches_the_published_schema(value: Any) -> None:
+    assert _validate.request_problems(value) == wire.problems("protocol-v1", value, "request")
+
+
+def test_inline_refs() -> None:
+    defs = {
+        "a": {"type": "string"},
+        "b": {"items": {"$ref": "#/$defs/a"}},
+        "r": {"$ref": "#/$defs/r"},
+    }
+    assert _validate.inline_refs({"$ref": "#/$defs/b"}, defs) == {"items": {"type": "string"}}
+    assert _validate.inline_refs({"$ref": "#/$defs/a", "minLength": 1}, defs) == {
+        "allOf": [{"type": "string"}],
+        "minLength": 1,
+    }
+    for bad in ("#/$defs/r", "#/$defs/missing", "other.json#/$defs/a", "#/$defs/a/type"):
+        with pytest.raises(ValueError, match="reference"):
+            _validate.inline_refs({"$ref": bad}, defs)
+    assert "$ref" not in json.dumps(_validate.request_validator().schema)
 
 
 # Strict JSON.
