@@ -466,6 +466,7 @@ export class SiteAgentElement extends HTMLElement {
     const config = {
       models: o.models ?? attr('models'),
       proxyUrl: o.proxyUrl ?? attr('proxy-url'),
+      baseUrl: document.baseURI, // a relative proxy-url is fetched against it
       preApproved: o.preApproved ?? attr('pre-approved'),
       maxSteps: o.maxSteps ?? attr('max-steps'),
       instructions: o.instructions ?? attr('instructions'),

@@ -5,6 +5,7 @@ Pure Python (no ``js``), so it is tested on CPython too. The element sends one J
 
     {"models": "chrome proxy" | ["demo"] | null,   # attribute ``models``
      "proxyUrl": "/api/agent" | null,              # attribute ``proxy-url``
+     "baseUrl": "https://shop.example/" | null,    # the page's base URL (document.baseURI)
      "preApproved": "a, b c" | ["a", "b"] | null,  # attribute ``pre-approved``
      "maxSteps": "6" | 6 | null,                   # attribute ``max-steps``
      "instructions": str | null,
@@ -41,7 +42,8 @@ class ElementConfig:
 
     Attributes:
         models: model names from :data:`MODEL_TOKENS`, in fallback order (never empty).
-        proxy_url: the proxy endpoint (any URL ``fetch`` accepts, relative ones included).
+        proxy_url: the proxy endpoint: an ``http:``/``https:`` URL, or a relative URL that
+            ``fetch`` resolves against the page (see :func:`check_proxy_url`).
         pre_approved: tool names that skip asking (within the safety rules).
         max_steps: model turns per message, 1 to 50.
         instructions: the site's instructions for the model, or ``None``.
@@ -82,6 +84,63 @@ def _names(value: Any, what: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_EDGES = "".join(chr(c) for c in range(0x21))  # C0 controls and space
+_TAB_NEWLINE = str.maketrans("", "", "\t\n\r")
+WEB_SCHEMES = ("http", "https")
+
+
+def _shown(value: str) -> str:
+    return repr(value if len(value) <= 80 else value[:80] + "…")
+
+
+def check_proxy_url(value: Any, base_url: Any = None) -> str | None:
+    """``proxy-url`` checked: ``None`` when blank, else the URL the element may ``fetch``.
+
+    Read as browsers read URLs (WHATWG URL Standard): C0 controls and spaces at either end
+    are ignored, and tabs and newlines anywhere are removed, so ``"java\tscript:"`` is the
+    ``javascript:`` scheme. Allowed: an absolute ``http:`` or ``https:`` URL with a host, or a
+    relative URL (``/api/agent``, ``api/agent``, ``//host/path``), which ``fetch`` resolves
+    against the page and which therefore has the page's scheme; when ``base_url`` (the page's
+    ``document.baseURI``) is given, that scheme must be ``http``/``https`` too. Every other
+    scheme (``javascript:``, ``data:``, ``file:``, ``blob:``, ...) is refused.
+
+    Raises:
+        ConfigError: not a string, another scheme, an http(s) URL without a host, or a
+            relative URL on a page that is not served over http(s).
+    """
+    if _blank(value):
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"proxy-url must be a URL string, got {value!r}")
+    url = value.strip(_EDGES).translate(_TAB_NEWLINE)
+    if not url:
+        return None
+    scheme = _SCHEME.match(url)
+    if scheme is not None:
+        name = scheme.group(1).lower()
+        if name not in WEB_SCHEMES:
+            raise ConfigError(
+                f"proxy-url must be an http(s) URL or a relative URL such as /api/agent; "
+                f"{name}: URLs are not allowed (got {_shown(value)})"
+            )
+        rest = url[scheme.end() :].replace("\\", "/")
+        host = rest[2:].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
+        if not rest.startswith("//") or not host:
+            raise ConfigError(f"proxy-url {_shown(value)} has no host; write {name}://host/path")
+        return url
+    if isinstance(base_url, str) and base_url:
+        page = _SCHEME.match(base_url.strip(_EDGES))
+        page_scheme = page.group(1).lower() if page else ""
+        if page_scheme not in WEB_SCHEMES:
+            raise ConfigError(
+                f"proxy-url {_shown(value)} is relative, and this page's address is not "
+                f"http(s) ({page_scheme or 'no scheme'}:); serve the page over http(s) or give "
+                "an absolute http(s) URL"
+            )
+    return url
+
+
 def _integer(value: Any, what: str, default: int, low: int, high: int | None) -> int:
     if _blank(value):
         return default
@@ -105,16 +164,11 @@ def parse_config(raw: Mapping[str, Any]) -> ElementConfig:
     """Check the element's merged settings (shape in the module docstring).
 
     Raises:
-        ConfigError: an unknown model name, ``proxy`` without a proxy URL, a ``max-steps``
-            outside 1..50, a non-positive timeout, or a value of the wrong type.
+        ConfigError: an unknown model name, ``proxy`` without a proxy URL, a proxy URL that is
+            neither http(s) nor relative (:func:`check_proxy_url`), a ``max-steps`` outside
+            1..50, a non-positive timeout, or a value of the wrong type.
     """
-    proxy_url = raw.get("proxyUrl")
-    if _blank(proxy_url):
-        proxy_url = None
-    elif not isinstance(proxy_url, str):
-        raise ConfigError(f"proxy-url must be a URL string, got {proxy_url!r}")
-    else:
-        proxy_url = proxy_url.strip()
+    proxy_url = check_proxy_url(raw.get("proxyUrl"), raw.get("baseUrl"))
 
     tokens = tuple(t.lower() for t in _names(raw.get("models"), "models"))
     if not tokens:

@@ -15,7 +15,7 @@ import pytest
 
 from pysite_agent import _demo
 from pysite_agent.__main__ import main as cli_main
-from pysite_agent.browser._config import ConfigError, ElementConfig, parse_config
+from pysite_agent.browser._config import ConfigError, ElementConfig, check_proxy_url, parse_config
 
 # ---------------------------------------------------------------------------- settings
 
@@ -86,6 +86,73 @@ def test_bad_settings_say_what_is_wrong(raw: dict[str, Any], message: str) -> No
     with pytest.raises(ConfigError) as info:
         parse_config(raw)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("https://proxy.example/api/agent", "https://proxy.example/api/agent"),
+        ("HTTP://127.0.0.1:8787/", "HTTP://127.0.0.1:8787/"),
+        (" http://localhost:8787/\n", "http://localhost:8787/"),
+        ("/api/agent", "/api/agent"),
+        ("api/agent", "api/agent"),
+        ("../agent?x=1", "../agent?x=1"),
+        ("//proxy.example/agent", "//proxy.example/agent"),
+        ("/api/agent:v1", "/api/agent:v1"),  # a colon after a slash is not a scheme
+    ],
+)
+def test_proxy_url_http_https_or_relative(raw: str, expected: str) -> None:
+    assert check_proxy_url(raw) == expected
+    assert check_proxy_url(raw, "https://shop.example/page") == expected
+    config = parse_config({"proxyUrl": raw, "baseUrl": "http://localhost:5180/"})
+    assert config.proxy_url == expected and config.models == ("chrome", "proxy")
+
+
+@pytest.mark.parametrize(
+    ("raw", "scheme"),
+    [
+        ("javascript:alert(1)", "javascript"),
+        ("JavaScript:alert(1)", "javascript"),
+        ("  javascript:alert(1)", "javascript"),
+        ("\x01javascript:alert(1)", "javascript"),  # browsers drop C0 controls at the ends
+        ("java\tscript:alert(1)", "javascript"),  # ... and tabs and newlines anywhere
+        ("java\nscript:alert(1)", "javascript"),
+        ('data:application/json,{"type":"answer","text":"hi"}', "data"),
+        ("file:///etc/passwd", "file"),
+        ("blob:http://localhost/uuid", "blob"),
+        ("ftp://example.com/x", "ftp"),
+        ("localhost:8787/api", "localhost"),  # the browser reads "localhost:" as a scheme
+    ],
+)
+def test_proxy_url_other_schemes_are_a_configuration_error(raw: str, scheme: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config({"proxyUrl": raw, "models": "proxy"})
+    message = str(info.value)
+    assert message.startswith("proxy-url must be an http(s) URL or a relative URL")
+    assert f"{scheme}: URLs are not allowed" in message
+
+
+@pytest.mark.parametrize("raw", ["http://", "https:///path", "http:example.com", "https:?x"])
+def test_proxy_url_http_without_a_host(raw: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        check_proxy_url(raw)
+    assert "has no host" in str(info.value)
+
+
+@pytest.mark.parametrize("base", ["file:///home/me/shop.html", "about:blank", "data:text/html,x"])
+def test_a_relative_proxy_url_needs_an_http_page(base: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config({"proxyUrl": "/api/agent", "baseUrl": base})
+    assert "is relative, and this page's address is not http(s)" in str(info.value)
+    # An absolute http(s) URL is fine on such a page.
+    assert check_proxy_url("http://127.0.0.1:8787/", base) == "http://127.0.0.1:8787/"
+
+
+def test_a_blank_proxy_url_is_no_proxy_url() -> None:
+    assert check_proxy_url(None) is None
+    assert check_proxy_url("  ") is None
+    assert check_proxy_url("\t\n") is None
+    assert parse_config({"proxyUrl": "  "}).models == ("chrome",)
 
 
 # ---------------------------------------------------------------------------- demo server
