@@ -55,6 +55,7 @@ export const DEFAULT_STRINGS = {
   downloading: 'Downloading the model… {percent}%',
   downloadFailed: 'The download did not finish: {message}',
   configError: 'This assistant is not set up correctly: {message}',
+  configStatus: 'Not available: the assistant is not set up correctly.',
   'error.model-unavailable': 'No model can answer on this device right now.',
   'error.model-download-required': 'The on-device model must be downloaded first.',
   'error.max-steps': 'I could not finish that in the allowed number of steps.',
@@ -593,6 +594,7 @@ export class SiteAgentElement extends HTMLElement {
       setup.append(h('div', { class: 'box config', role: 'alert' },
         h('p', { class: 'fail', text: this.#t('configError', { message: this.#configError }) })));
       canSend = false;
+      if (!this.#running) ui.status.textContent = this.#t('configStatus');
     } else if (this.#state === 'ready' && status) {
       const download = status.models.find((m) => m.canPrepare && (m.availability === 'downloadable' || m.availability === 'downloading'));
       if (download) setup.append(this.#downloadBox(download));
