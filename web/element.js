@@ -246,9 +246,12 @@ export class SiteAgentElement extends HTMLElement {
   #configuring = null; // promise of the latest queued configure()
   #configQueued = false;
   #runs = new Set(); // agent.run() handles waiting for events
+  #runSeq = 0; // the id of the latest run this element asked Python for
+  #currentRun = null; // the run whose events are shown (null after reset())
   #handle = null;
   #progressLine = null;
   #tools = new Map(); // call id -> note element
+  #titles = new Map(); // call id -> the tool's title (or name), for the progress lines
 
   constructor() {
     super();
@@ -414,12 +417,20 @@ export class SiteAgentElement extends HTMLElement {
     if (this.#controller) this.#call('abort');
   }
 
-  /** A fresh conversation: aborts a run, clears the log. */
+  /**
+   * A fresh conversation: aborts a run, clears the log. A new ask() may follow at once; the
+   * aborted run ends in the background (its own promise resolves, status 'aborted'), and its
+   * late events are not shown, dispatched or kept as lastTrace.
+   */
   reset() {
+    this.#currentRun = null; // from now on, events of the old run are stale
     this.#card?.finish(false);
     if (this.#controller) this.#call('reset');
+    this.#running = false;
     this.#ui.log.replaceChildren();
     this.#tools.clear();
+    this.#titles.clear();
+    this.#renderSetup();
   }
 
   #call(name, ...args) {
@@ -455,8 +466,9 @@ export class SiteAgentElement extends HTMLElement {
 
   #bridge() {
     return {
-      emit: (json) => this.#event(JSON.parse(json)),
-      started: (text) => this.#started(text),
+      // `extra` is the element's own channel: { run, title? } (the event JSON is the spec's).
+      emit: (json, extra) => this.#event(JSON.parse(json), extra ? JSON.parse(extra) : {}),
+      started: (text, run) => this.#started(text, run),
       confirm: (json, signal) => this.#confirm(JSON.parse(json), signal),
     };
   }
@@ -689,11 +701,13 @@ export class SiteAgentElement extends HTMLElement {
     }
   }
 
-  async #run(text) {
+  async #run(text, handle = null) {
     await this.#boot();
     if (!this.#running && this.#configuring) await this.#configuring;
     if (!this.#controller) throw agentError({ code: 'config', message: 'The element was removed.' });
-    return unwrap(await this.#call('run', text));
+    const id = ++this.#runSeq; // Python tags this run's events with it
+    if (handle) handle.id = id;
+    return unwrap(await this.#call('run', text, id));
   }
 
   #runHandle(message) {
@@ -701,13 +715,14 @@ export class SiteAgentElement extends HTMLElement {
     let wake = null;
     let finished = false;
     const handle = {
+      id: null,
       push: (event) => {
         queue.push(event);
         wake?.();
       },
     };
     this.#runs.add(handle);
-    const done = this.#run(String(message ?? '')).finally(() => {
+    const done = this.#run(String(message ?? ''), handle).finally(() => {
       finished = true;
       this.#runs.delete(handle);
       wake?.();
@@ -726,15 +741,19 @@ export class SiteAgentElement extends HTMLElement {
     };
   }
 
-  #started(text) {
+  #started(text, run) {
+    this.#currentRun = run ?? null;
     this.#running = true;
     this.#message('user', text);
     this.#renderSetup();
     this.#ui.status.textContent = this.#t('working');
   }
 
-  #event(event) {
-    for (const handle of this.#runs) handle.push(event);
+  #event(event, extra = {}) {
+    const run = extra.run;
+    for (const handle of this.#runs) if (run === undefined || handle.id === run) handle.push(event);
+    // A run that was reset ends in the background: nothing of it reaches the page any more.
+    if (run !== undefined && run !== this.#currentRun) return;
     this.dispatchEvent(new CustomEvent('site-agent-event', { detail: event, bubbles: true, composed: true }));
     const ui = this.#ui;
     switch (event.type) {
@@ -742,18 +761,20 @@ export class SiteAgentElement extends HTMLElement {
         ui.status.textContent = this.#t('thinking');
         break;
       case 'tool-call':
-        this.#tools.set(event.call.id, this.#note(this.#t('toolRunning', { tool: event.call.name })));
+        this.#titles.set(event.call.id, extra.title || event.call.name);
+        this.#tools.set(event.call.id, this.#note(this.#t('toolRunning', { tool: this.#toolName(event.call) })));
         break;
       case 'confirm-result':
         if (!event.decision.allowed) {
-          this.#toolNote(event.call, this.#t('toolDenied', { tool: event.call.name }));
+          this.#toolNote(event.call, this.#t('toolDenied', { tool: this.#toolName(event.call) }));
         }
         break;
       case 'tool-result': {
         const { call, text, isError, navigated } = event;
-        const line = navigated ? this.#t('toolNavigated', { tool: call.name })
-          : isError ? this.#t('toolFailed', { tool: call.name, text: text.length > 200 ? `${text.slice(0, 200)}…` : text })
-            : this.#t('toolDone', { tool: call.name });
+        const tool = this.#toolName(call);
+        const line = navigated ? this.#t('toolNavigated', { tool })
+          : isError ? this.#t('toolFailed', { tool, text: text.length > 200 ? `${text.slice(0, 200)}…` : text })
+            : this.#t('toolDone', { tool });
         this.#toolNote(call, line, isError ? 'error' : 'note');
         break;
       }
@@ -780,6 +801,11 @@ export class SiteAgentElement extends HTMLElement {
       default:
         break;
     }
+  }
+
+  /** The tool's title when the page gave one (as on the card), else its name. */
+  #toolName(call) {
+    return this.#titles.get(call.id) ?? call.name;
   }
 
   #toolNote(call, text, kind = 'note') {

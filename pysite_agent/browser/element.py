@@ -8,11 +8,14 @@ resolves to a JSON **string**, never a proxy)::
 
     configure(config_json, js_values) -> envelope(status)   # rebuilds the agent
     status()                          -> envelope(status)
-    run(text)                         -> envelope(RunResult JSON)
+    run(text, run_id)                 -> envelope(RunResult JSON)
     replay(trace_json, js_values)     -> envelope(ReplayResult JSON)
     prepare(on_progress)              -> envelope(status)   # e.g. download Chrome's model
     tools()                           -> envelope([tool JSON, ...])
     abort(); reset(); close()                               # synchronous
+
+``reset()`` aborts a running run and lets the next ``run()`` start at once; the old run ends in
+the background against the old conversation (its ``run()`` still resolves, ``aborted``).
 
 ``envelope(x)`` is ``{"ok": true, "value": x}`` or ``{"ok": false, "error": {"code",
 "message"}}`` where ``code`` is one of the agent's error codes (``busy``, ``aborted``, ...) or
@@ -24,9 +27,15 @@ resolves to a JSON **string**, never a proxy)::
 
 Python -> JS (the ``bridge`` object the element passes to :func:`create_controller`)::
 
-    bridge.emit(event_json)                 # each agent event's to_json(), as a string
-    bridge.started(text)                    # a run was accepted (not busy)
+    bridge.emit(event_json, extra_json)     # each agent event's to_json(), as a string
+    bridge.started(text, run_id)            # a run was accepted (not busy)
     bridge.confirm(request_json, signal)    # -> Promise<boolean>: the confirmation card
+
+``event_json`` is exactly the event's JSON (the spec's shape). ``extra_json`` is the element's
+own channel: ``{"run": run_id}`` (the run the event belongs to: the ``run_id`` given to
+``run()``, or a number the controller chose; events of a run that was reset still carry their
+own id, so the element can drop them), plus ``"title"`` on ``tool-call`` events when the tool
+has one (from the tool list the model was shown in that step).
 
 ``config_json`` is described in :mod:`pysite_agent.browser._config`. ``js_values`` is a JS
 object holding the ``element.options`` entries that are JS values, each optional:
@@ -48,8 +57,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pysite_agent import (
@@ -63,11 +74,22 @@ from pysite_agent import (
 )
 from pysite_agent.browser import _ffi as ffi
 from pysite_agent.browser._config import ConfigError, ElementConfig, parse_config
+from pysite_agent.core.events import ToolCallEvent
 from pysite_agent.core.signals import AbortController, AbortSignal
-from pysite_agent.core.types import ConfirmRequest, ModelAdapter, ModelRequest
+from pysite_agent.core.types import (
+    ConfirmRequest,
+    ModelAdapter,
+    ModelRequest,
+    RegisteredTool,
+    ToolSource,
+)
 from pysite_agent.models.base import CustomModel, availability_of
 
 AVAILABILITY_ORDER = ("available", "downloading", "downloadable")
+
+_RUN_ID: contextvars.ContextVar[int | None] = contextvars.ContextVar("site_agent_run", default=None)
+"""The element's id of the run whose task emits an event. A run's task copies the context when
+``agent.run()`` creates it, so every event it emits (after a reset too) carries its own id."""
 
 
 def _dumps(value: Any) -> str:
@@ -199,6 +221,40 @@ def build_tools(js_tools: Any) -> Any:
     return ModelContextSource(model_context=js_tools)
 
 
+class TitledSource:
+    """A tool source that remembers the titles of the tools it listed last (by name), so the
+    element can write "Add to cart" where the model called ``add_to_cart``. Everything else is
+    the wrapped source's."""
+
+    def __init__(self, inner: ToolSource) -> None:
+        self.inner = inner
+        self.titles: dict[str, str] = {}
+
+    @property
+    def revision(self) -> object:
+        return self.inner.revision
+
+    async def get_tools(self) -> Sequence[RegisteredTool]:
+        tools = await self.inner.get_tools()
+        self.titles = {t.name: t.title for t in tools if t.title}
+        return tools
+
+    async def execute_tool(
+        self,
+        tool: RegisteredTool,
+        args: dict[str, Any],
+        *,
+        signal: AbortSignal | None = None,
+    ) -> Any:
+        return await self.inner.execute_tool(tool, args, signal=signal)
+
+    def on_change(self, callback: Callable[[], Any]) -> Callable[[], None]:
+        return self.inner.on_change(callback)
+
+    def close(self) -> None:
+        _close(self.inner)
+
+
 def _close(source: Any) -> None:
     for name in ("close", "destroy"):
         method = getattr(source, name, None)
@@ -222,6 +278,8 @@ class ElementController:
         self._lock = asyncio.Lock()
         self._busy = False
         self._run: Any = None
+        self._run_ids = itertools.count(1_000_000)  # when the element gives none
+        self._titles: TitledSource | None = None
         self._replay: AbortController | None = None
         self._prepare: AbortController | None = None
         self._destroyed = False
@@ -235,6 +293,8 @@ class ElementController:
         settings ``{"ok": false, "error": {"code": "config", ...}}`` and no agent.
         """
         async with self._lock:
+            while (running := self._run) is not None:  # a run ends first (not a reset one)
+                await asyncio.wait([running.done])
             if self._destroyed:
                 return fail("config", "The element was removed.")
             self._drop_agent()
@@ -245,7 +305,7 @@ class ElementController:
                 if confirm_fn is not None and not callable(confirm_fn):
                     raise ConfigError("options.confirm must be a function")
                 confirm = js_confirm(confirm_fn) if confirm_fn is not None else self._card
-                tools = build_tools(ffi.field(js_values, "tools"))
+                tools = TitledSource(build_tools(ffi.field(js_values, "tools")))
                 agent = create_site_agent(
                     model=model,
                     tools=tools,
@@ -260,7 +320,7 @@ class ElementController:
                 self._config_error = str(exc)
                 return fail("config", self._config_error)
             agent.on_event(self._emit)
-            self._agent, self._config = agent, config
+            self._agent, self._config, self._titles = agent, config, tools
         return await self.status()
 
     async def status(self) -> str:
@@ -284,32 +344,44 @@ class ElementController:
 
     # ---- runs
 
-    async def run(self, text: str) -> str:
+    async def run(self, text: str, run_id: Any = None) -> str:
         """Run the agent on ``text``; ``envelope(RunResult JSON)``.
 
         Fails with ``busy`` while a run or replay is in progress, ``config`` without an agent.
-        Events go to ``bridge.emit`` as they happen (``done`` included).
+        Events go to ``bridge.emit`` as they happen (``done`` included), tagged with
+        ``run_id`` (an integer the element chose; the controller picks one when it is not).
+        After :meth:`reset` the next run may start while this one still ends.
         """
         if self._busy:
             return fail("busy", "A run is already in progress; wait for it or press Stop.")
         self._busy = True
+        run: Any = None
         try:
-            async with self._lock:
+            async with self._lock:  # waits for a configure() in progress
                 agent = self._agent
                 if agent is None:
                     return fail("config", self._config_error)
+                rid = (
+                    run_id
+                    if isinstance(run_id, int) and not isinstance(run_id, bool)
+                    else next(self._run_ids)
+                )
+                token = _RUN_ID.set(rid)
                 try:
                     run = agent.run(str(text))
                 except SiteAgentError as exc:
                     return fail(exc.code, exc.message)
+                finally:
+                    _RUN_ID.reset(token)
                 self._run = run
                 with contextlib.suppress(Exception):
-                    self._bridge.started(str(text))
-                result = await run.done
-                return ok(result.to_json())
+                    self._bridge.started(str(text), rid)
+            result = await run.done
+            return ok(result.to_json())
         finally:
-            self._run = None
-            self._busy = False
+            if run is None or self._run is run:  # not when a reset let another run start
+                self._run = None
+                self._busy = False
 
     async def replay(self, trace_json: str, js_values: Any = None) -> str:
         """Re-run a trace's tool calls without the model; ``envelope(ReplayResult JSON)``.
@@ -362,10 +434,16 @@ class ElementController:
             self._replay.abort("stopped by the visitor")
 
     def reset(self) -> None:
-        """Start a fresh conversation (aborts a running run)."""
+        """Start a fresh conversation: a running run is aborted and ends in the background
+        against the old conversation (its events keep its run id); a new :meth:`run` may
+        start at once. A replay in progress is aborted too, and must end first."""
+        running = self._run
         self.abort()
         if self._agent is not None:
             self._agent.reset()
+        if running is not None:
+            self._run = None
+            self._busy = False
 
     async def tools(self) -> str:
         """``envelope([{name, title, description, inputSchema?, annotations?}, ...])``."""
@@ -420,6 +498,7 @@ class ElementController:
 
     def _drop_agent(self) -> None:
         agent, self._agent = self._agent, None
+        self._titles = None
         if agent is not None:
             agent.on_event(None)
             agent.reset()
@@ -427,8 +506,17 @@ class ElementController:
 
     def _emit(self, event: Any) -> None:
         bridge = self._bridge
-        if bridge is not None:
-            bridge.emit(_dumps(event.to_json()))
+        if bridge is None:
+            return
+        extra: dict[str, Any] = {}
+        rid = _RUN_ID.get()
+        if rid is not None:
+            extra["run"] = rid
+        if isinstance(event, ToolCallEvent) and self._titles is not None:
+            title = self._titles.titles.get(event.call.name)
+            if title:
+                extra["title"] = title
+        bridge.emit(_dumps(event.to_json()), _dumps(extra))
 
     async def _card(self, request: ConfirmRequest) -> bool:
         """Ask through the element's confirmation card; only a JS ``true`` allows."""

@@ -105,7 +105,7 @@ def test_deny_leaves_the_cart_and_the_model_is_told(fresh: Shop) -> None:
     assert fresh.events("tool-result") == []  # the tool never ran
     # Demo rules answer from the tool message the bridge sent: a denial.
     assert outcome["result"]["answer"] == "I did not run add_to_cart: it was not allowed."
-    assert "add_to_cart was not allowed" in fresh.log_text()
+    assert "Not done: Add to cart was not allowed." in fresh.log_text()  # the title, as on the card
 
 
 def test_checkout_asks_even_when_pre_approved(fresh: Shop) -> None:
@@ -470,3 +470,98 @@ def test_no_pyproxy_leaks_across_runs(fresh: Shop) -> None:
             '__import__("pysite_agent.ffi").ffi.pyproxy_tracing(False)')"""
     )
     assert after == before
+
+
+# ---------------------------------------------------------------------------- reset, titles
+
+
+def test_reset_then_ask_at_once_starts_a_new_run_and_the_old_one_stays_out(fresh: Shop) -> None:
+    """``reset(); ask()`` is not ``busy``; the aborted run's late events ("Not done…",
+    "Stopped.", its done) reach neither the cleared log nor the page's events."""
+    fresh.ask("add two mugs to my cart")
+    fresh.card()
+    outcome = fresh.page.evaluate(
+        """async () => {
+            const el = document.querySelector('site-agent');
+            el.reset();
+            window.__events.length = 0;
+            window.__done.length = 0;
+            try {
+              return { result: await el.ask('find red mugs') };
+            } catch (e) {
+              return { error: { code: e.code, message: e.message } };
+            }
+        }"""
+    )
+    assert "error" not in outcome, outcome
+    assert outcome["result"]["status"] == "answered"
+    assert "Red enamel mug" in outcome["result"]["answer"]
+    first = fresh.last_ask()  # the reset run's own promise still settles
+    assert first["result"]["status"] == "aborted"
+    fresh.settle(300)  # room for anything late
+    log = fresh.log_text()
+    assert "find red mugs" in log and "Red enamel mug" in log
+    for stale in ("add two mugs", "Not done", "Stopped.", "Add to cart"):
+        assert stale not in log, (stale, log)
+    assert fresh.page.locator("site-agent >> .card").count() == 0
+    assert fresh.cart_count() == 0
+    assert [e["type"] for e in fresh.events() if e["type"] in ("error", "done")] == ["done"]
+    assert [d["status"] for d in fresh.done()] == ["answered"]
+    assert fresh.page.evaluate(f"{EL}.lastTrace.status") == "answered"
+    assert fresh.page.inner_text("site-agent >> .status") == "Ready."
+    assert fresh.page.locator("site-agent >> .send").is_visible()
+
+
+def test_reset_while_a_card_waits_keeps_each_run_handle_to_its_own_events(fresh: Shop) -> None:
+    out = fresh.page.evaluate(
+        """async () => {
+            const el = document.querySelector('site-agent');
+            const collect = async (run) => {
+              const seen = [];
+              for await (const event of run) seen.push(event.type);
+              return { seen, status: (await run.done).status };
+            };
+            const first = el.agent.run('add two mugs to my cart');
+            const firstSeen = collect(first);
+            const root = el.shadowRoot;
+            for (let i = 0; i < 500 && !root.querySelector('.card'); i++) {
+              await new Promise((r) => setTimeout(r, 10));
+            }
+            el.reset();
+            const second = collect(el.agent.run('find tote bags'));
+            return { first: await firstSeen, second: await second };
+        }"""
+    )
+    assert out["second"]["status"] == "answered"
+    assert out["second"]["seen"][0] == "thinking" and out["second"]["seen"][-1] == "done"
+    assert "confirm-request" not in out["second"]["seen"]
+    assert "error" not in out["second"]["seen"]
+    assert out["first"]["status"] == "aborted"
+    assert out["first"]["seen"][:3] == ["thinking", "tool-call", "confirm-request"]
+    assert out["first"]["seen"][-1] == "done"
+    assert fresh.cart_count() == 0
+
+
+def test_progress_lines_use_the_tool_title_like_the_card(fresh: Shop) -> None:
+    """The card says "Allow Add to cart?"; the lines say "Add to cart", not add_to_cart.
+    The events keep the spec's shape (no title field added to them)."""
+    fresh.ask("add two mugs to my cart")
+    card = fresh.card()
+    running = fresh.page.locator("site-agent >> .log .note").all_inner_texts()
+    assert "Using Add to cart…" in running
+    card.locator(".allow").click()
+    fresh.wait_cart(2)
+    fresh.last_ask()
+    notes = fresh.page.locator("site-agent >> .log .note").all_inner_texts()
+    assert "Add to cart: done." in notes
+    fresh.ask("add one mug")
+    fresh.card().locator(".deny").click()
+    fresh.last_ask()
+    fresh.ask_and_wait("find red mugs")
+    notes = fresh.page.locator("site-agent >> .log .note").all_inner_texts()
+    assert "Not done: Add to cart was not allowed." in notes
+    assert "Search products: done." in notes
+    assert not any("add_to_cart" in n or "search_products" in n for n in notes)
+    [first_call, *_] = fresh.events("tool-call")
+    assert set(first_call) == {"type", "call"}
+    assert set(first_call["call"]) == {"id", "name", "arguments"}
