@@ -16,6 +16,10 @@ property types:
 
 When no tool shares a word with the message it answers in plain words with what the page offers.
 After a tool result it answers with that result (or says that the call was denied or failed).
+A result marked ``untrusted`` (from a tool with ``untrustedContentHint``, such as reviews) is
+never passed off as the site's or the assistant's own words: the answer says where it came from,
+``get_reviews returned text from outside the site (not checked): "…"``, and quotes at most
+``MAX_UNTRUSTED_CHARS`` characters of it, on one line.
 """
 
 from __future__ import annotations
@@ -68,6 +72,8 @@ NUMBER_WORDS = {
 _WORD = re.compile(r"[A-Za-z]+|\d+(?:\.\d+)?")
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 MAX_ANSWER_CHARS = 600
+MAX_UNTRUSTED_CHARS = 160
+UNTRUSTED_PREFIX = "{name} returned text from outside the site (not checked): "
 
 
 def _norm(word: str) -> str:
@@ -131,6 +137,12 @@ class DemoRules:
             content = content[:MAX_ANSWER_CHARS] + "…"
         if result.get("denied"):
             return f"I did not run {name}: it was not allowed."
+        if result.get("untrusted") is True:
+            quoted = " ".join(content.split())
+            if len(quoted) > MAX_UNTRUSTED_CHARS:
+                quoted = quoted[:MAX_UNTRUSTED_CHARS].rstrip() + "…"
+            failed = " (it reported an error)" if result.get("isError") else ""
+            return UNTRUSTED_PREFIX.format(name=name) + f'"{quoted}"{failed}'
         if result.get("isError"):
             return f"{name} did not work: {content}"
         return f"{name}: {content}"
