@@ -154,9 +154,10 @@ def test_fake_model_answers_without_a_match_and_after_a_result(example: ModuleTy
         "type": "function",
         "function": {"name": "add_to_cart", "arguments": '{"product": "mugs", "quantity": 2}'},
     }
+    # The demo rules' wording may change: check that the answer quotes the result.
     for content, expected in [
-        ("Added 2 × Classic mug.", "add_to_cart: Added 2 × Classic mug."),
-        ("Error: No product matches.", "add_to_cart did not work: No product matches."),
+        ("Added 2 × Classic mug.", "Added 2 × Classic mug."),
+        ("Error: No product matches.", "No product matches."),
     ]:
         messages: list[dict[str, Any]] = [
             {"role": "user", "content": "add two mugs to my cart"},
@@ -166,7 +167,9 @@ def test_fake_model_answers_without_a_match_and_after_a_result(example: ModuleTy
         body = openai_body(messages, SHOP_TOOLS)
         reply = asyncio.run(example.fake_completion(body))["choices"][0]
         assert reply["finish_reason"] == "stop"
-        assert reply["message"]["content"] == f"{expected} (fake model, not AI)"
+        text = reply["message"]["content"]
+        assert expected in text and "Error:" not in text
+        assert text.endswith("(fake model, not AI)")
 
 
 def test_example_defaults_match_the_demo_page(example: ModuleType) -> None:
@@ -229,10 +232,10 @@ def test_example_fake_model_over_http_with_the_demo_origins() -> None:
                 },
             ]
             second = client.post(url, json=request, headers={"origin": "http://127.0.0.1:5180"})
-            assert second.json() == {
-                "type": "answer",
-                "text": "add_to_cart: Added 2 × Classic mug ($12.00 each). (fake model, not AI)",
-            }
+            answer = second.json()
+            assert answer["type"] == "answer"
+            assert "Added 2 × Classic mug ($12.00 each)." in answer["text"]
+            assert answer["text"].endswith("(fake model, not AI)")
             other = client.post(url, json=request, headers={"origin": "http://localhost:8000"})
             assert other.status_code == 403
     finally:
