@@ -565,3 +565,67 @@ def test_progress_lines_use_the_tool_title_like_the_card(fresh: Shop) -> None:
     [first_call, *_] = fresh.events("tool-call")
     assert set(first_call) == {"type", "call"}
     assert set(first_call["call"]) == {"id", "name", "arguments"}
+
+
+# ---------------------------------------------------------------------------- layout
+
+BOX = """(selector) => {
+    const el = selector.startsWith('site-agent ')
+      ? document.querySelector('site-agent').shadowRoot.querySelector(selector.slice(11))
+      : document.querySelector(selector);
+    const r = el.getBoundingClientRect();
+    return { left: r.left, top: r.top, right: r.right, bottom: r.bottom };
+}"""
+
+
+def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    return (
+        a["left"] < b["right"]
+        and b["left"] < a["right"]
+        and a["top"] < b["bottom"]
+        and b["top"] < a["bottom"]
+    )
+
+
+def inside(box: dict[str, float], width: int, height: int) -> bool:
+    return (
+        box["left"] >= 0 and box["top"] >= 0 and box["right"] <= width and box["bottom"] <= height
+    )
+
+
+def test_the_cart_stays_in_view_on_a_laptop_and_after_closing_on_a_phone(
+    fresh: Shop, artifacts_dir: Path, lane: str
+) -> None:
+    """1280x720: the cart (left column) is beside the open panel, not under it. 390x844: the
+    panel takes the screen; the answer says what is in the cart, and closing the panel shows
+    the cart first."""
+    page = fresh.page
+    size = page.viewport_size
+    try:
+        page.set_viewport_size({"width": 1280, "height": 720})
+        fresh.ask("add two mugs to my cart")
+        fresh.card().locator(".allow").click()
+        fresh.wait_cart(2)
+        fresh.last_ask()
+        page.screenshot(path=str(artifacts_dir / f"demo-shop-1280x720-{lane}.png"))
+        cart, panel = page.evaluate(BOX, "#cart"), page.evaluate(BOX, "site-agent .panel")
+        assert inside(cart, 1280, 720) and not overlap(cart, panel)
+
+        fresh.reset()
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.evaluate("window.scrollTo(0, 0)")
+        fresh.ask("add two mugs to my cart")
+        fresh.card().locator(".allow").click()
+        fresh.wait_cart(2)
+        answer = fresh.last_ask()["result"]["answer"]
+        assert "The cart has 2 items (2 × Classic mug), total $24.00." in answer
+        page.screenshot(path=str(artifacts_dir / f"demo-shop-390x844-panel-{lane}.png"))
+        assert inside(page.evaluate(BOX, "site-agent .close"), 390, 844)
+        page.click("site-agent >> .close")
+        page.screenshot(path=str(artifacts_dir / f"demo-shop-390x844-closed-{lane}.png"))
+        cart = page.evaluate(BOX, "#cart")
+        assert inside(cart, 390, 844)
+        assert cart["top"] < page.evaluate(BOX, "#products")["top"]
+    finally:
+        page.set_viewport_size(size)
+        page.evaluate("window.scrollTo(0, 0)")
