@@ -229,7 +229,8 @@ def main(
         return 1
     print(f"demo: serving the demo shop at {server.url}  (Ctrl-C stops)", flush=True)
     print(
-        "demo: open it in a browser, pick 'Demo rules (not AI)', ask 'add two mugs to my cart'.",
+        "demo: open it in a browser, click 'Ask the shop' and type 'add two mugs to my cart' "
+        "(it uses demo rules, not AI, unless you pick another model under Assistant settings).",
         flush=True,
     )
     try:
