@@ -94,8 +94,29 @@ async def _maybe_await(value: Any) -> Any:
     return value
 
 
+MAX_REPLY_DEPTH = 64
+"""Replies nested deeper than this are refused before anything recurses into them."""
+
+
+def _too_deep(value: Any, limit: int = MAX_REPLY_DEPTH) -> bool:
+    """Whether ``value`` nests lists/dicts deeper than ``limit`` (checked without recursion:
+    in Pyodide a deep recursion overflows the JavaScript stack instead of raising)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend((v, depth + 1) for v in item)
+    return False
+
+
 def _jsonable(value: Any) -> Any:
     """``value`` as strict JSON data (for the trace); never raises."""
+    if _too_deep(value):
+        return f"<not JSON: nested deeper than {MAX_REPLY_DEPTH} levels>"
     try:
         return json.loads(json.dumps(value, default=repr, allow_nan=False))
     except (TypeError, ValueError, RecursionError):
@@ -106,8 +127,13 @@ def _strict_reply(raw: Any) -> Any:
     """The model's reply as strict JSON data (no NaN/Infinity, no objects JSON cannot hold).
 
     Raises:
-        SiteAgentError: ``bad-reply`` when the reply is not JSON data.
+        SiteAgentError: ``bad-reply`` when the reply is not JSON data, or nests deeper than
+            :data:`MAX_REPLY_DEPTH`.
     """
+    if _too_deep(raw):
+        raise SiteAgentError(
+            "bad-reply", f"the model's reply is nested deeper than {MAX_REPLY_DEPTH} levels"
+        )
     try:
         return json.loads(json.dumps(raw, allow_nan=False))
     except (TypeError, ValueError, RecursionError) as exc:
