@@ -170,11 +170,12 @@ class ProxyApp:
         self._log(scope, outcome, started)
         await self._send(send, response)
 
-    async def _internal(self, exc: Exception) -> Response:
+    async def _report_internal(self, message: str, exc: Exception) -> None:
+        """Hand an unexpected error to ``on_error`` as an :class:`InternalError` (key redacted)."""
         detail, trace = describe(exc, self._redact)
         await self._report(
             InternalError(
-                "unexpected error while handling a request",
+                message,
                 provider=self._options.provider,
                 status=500,
                 code="internal-error",
@@ -182,6 +183,9 @@ class ProxyApp:
                 trace=trace,
             )
         )
+
+    async def _internal(self, exc: Exception) -> Response:
+        await self._report_internal("unexpected error while handling a request", exc)
         return error_response(500, "internal-error")
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
@@ -318,17 +322,7 @@ class ProxyApp:
         try:
             return await self._limiter.hit(bucket)
         except Exception as exc:  # noqa: BLE001 - fail closed on any store error
-            detail, trace = describe(exc, self._redact)
-            await self._report(
-                InternalError(
-                    "the rate-limit store failed",
-                    provider=self._options.provider,
-                    status=500,
-                    code="internal-error",
-                    detail=detail,
-                    trace=trace,
-                )
-            )
+            await self._report_internal("the rate-limit store failed", exc)
             raise _Refused(error_response(500, "internal-error")) from None
 
     async def _body(self, scope: Scope, receive: Receive) -> bytes:
