@@ -26,6 +26,7 @@ from pysite_agent.core.events import (
     DoneEvent,
     ErrorEvent,
     RunResult,
+    TextDeltaEvent,
     ThinkingEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -251,11 +252,13 @@ class AgentRun:
             tools = list(await signal.race(agent.source.get_tools()))
             revision = agent.source.revision
             self._emit(ThinkingEvent(step, agent.model.name))
+            open_step = {step}
             request = ModelRequest(
                 instructions=agent.instructions,
                 messages=[dict(m) for m in conv.messages],
                 tools=[t.to_definition() for t in tools],
                 signal=signal,
+                on_text=self._text_sink(signal, open_step),
             )
             started = monotonic_ms()
             try:
@@ -264,6 +267,8 @@ class AgentRun:
                 raise
             except Exception as exc:
                 raise SiteAgentError("model-error", f"The model failed: {exc}") from exc
+            finally:
+                open_step.clear()
             answered_by = getattr(agent.model, "last_model_name", None) or agent.model.name
             trace.add(
                 "model",
@@ -288,6 +293,23 @@ class AgentRun:
             await self._handle_call(call, tools, revision, trace)
             conv.open_call = None
         return None
+
+    def _text_sink(self, signal: AbortSignal, open_step: set[int]) -> Callable[[str], None]:
+        """The ``on_text`` callback for one model call: each fragment becomes a ``text-delta``.
+
+        Empty or non-string fragments are dropped, and nothing is emitted once the call has
+        returned (``open_step`` is emptied then) or the run is aborted: a late fragment from an
+        adapter cannot land after the step's ``tool-call`` or ``answer``.
+        """
+
+        def on_text(fragment: str) -> None:
+            if not isinstance(fragment, str) or not fragment:
+                return
+            if not open_step or signal.aborted:
+                return
+            self._emit(TextDeltaEvent(fragment))
+
+        return on_text
 
     async def _check_availability(self, signal: AbortSignal) -> None:
         """Fail fast with the right code when the model says it cannot answer on this device."""

@@ -1,6 +1,7 @@
 """The agent's events and the run result, with their JSON forms (spec, "Events, in order").
 
-``thinking`` (step, model) -> ``tool-call`` (call) -> ``confirm-request`` (request; only when the
+``thinking`` (step, model) -> ``text-delta`` (text; zero or more, only from adapters that
+stream) -> ``tool-call`` (call) -> ``confirm-request`` (request; only when the
 visitor is asked) -> ``confirm-result`` (call, decision; for every call that reached a decision)
 -> ``tool-result`` (call, text, untrusted, isError, navigated) ... -> ``answer`` (text) or
 ``error`` (code, message) -> ``done`` (result).
@@ -92,6 +93,23 @@ class ToolResultEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class TextDeltaEvent:
+    """A fragment of text the model is writing in the current step (the streaming seam).
+
+    Fragments belong to the step of the latest ``thinking`` event and join in order. What
+    follows them says what they were: ``answer`` (the finished text, which is authoritative),
+    ``tool-call`` (the text stays, as part of that step), or ``error`` (the text stays,
+    incomplete). The trace records only the final answer.
+    """
+
+    type: ClassVar[str] = "text-delta"
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
 class AnswerEvent:
     type: ClassVar[str] = "answer"
     text: str
@@ -125,6 +143,7 @@ AgentEvent: TypeAlias = (
     | ConfirmRequestEvent
     | ConfirmResultEvent
     | ToolResultEvent
+    | TextDeltaEvent
     | AnswerEvent
     | ErrorEvent
     | DoneEvent

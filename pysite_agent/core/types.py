@@ -228,12 +228,17 @@ class ModelRequest:
             ``pysite_agent/schemas/protocol-v1.schema.json``).
         tools: tool definitions ``{name, description, inputSchema, title?}``.
         signal: aborts when the run is aborted.
+        on_text: the streaming seam: an adapter that can stream calls it with each new
+            fragment of ANSWER text (a non-empty ``str``) as the model writes it, in order,
+            never with tool-call JSON; adapters that cannot stream ignore it. The fragments
+            are a preview: the reply ``respond`` returns stays what counts.
     """
 
     instructions: str
     messages: Sequence[dict[str, Any]]
     tools: Sequence[dict[str, Any]]
     signal: AbortSignal | None = field(default=None, compare=False, repr=False)
+    on_text: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """Protocol v1's request body: ``{version: 1, instructions, messages, tools}``."""
