@@ -326,16 +326,44 @@ def test_execute_passes_an_object_and_a_signal() -> None:
     assert "signal" in options and options["signal"].aborted is False
 
 
-def test_execute_falls_back_to_a_json_string_only_when_an_object_is_rejected() -> None:
-    mc = FakeModelContext(string_args_only=True)
-    mc.register("echo", execute=lambda args: f"got {args['n']}")
+@pytest.mark.parametrize(
+    "error",
+    [
+        DOMError("TypeError", "invalid input: value is not a string"),
+        DOMError("UnknownError", "Could not parse input arguments"),
+    ],
+)
+def test_a_refused_input_is_one_attempt_and_an_error_result(error: DOMError) -> None:
+    """One decision, at most one execution: the arguments are never resent as a JSON string."""
+    mc = FakeModelContext()
+    ran: list[Any] = []
+    mc.register("echo", execute=ran.append)
+
+    async def refuse(tool: Any, args: Any, options: Any = None) -> Any:
+        mc.calls.append((tool["name"], args, options))
+        raise error
+
+    mc.executeTool = refuse  # type: ignore[method-assign]
     source = source_for(mc)
     (tool,) = run(source.get_tools())
-    assert run(source.execute_tool(tool, {"n": 1})) == "got 1"
-    assert [type(c[1]) for c in mc.calls] == [dict, str]
-    assert run(source.execute_tool(tool, {"n": 2})) == "got 2"
-    assert type(mc.calls[-1][1]) is str  # remembered: no second rejected attempt
-    assert len(mc.calls) == 3
+    with pytest.raises(ffi.BrowserError, match="so the tool did not run"):
+        run(source.execute_tool(tool, {"n": 1}))
+    assert [type(c[1]) for c in mc.calls] == [dict]
+
+    execution = run(
+        gateway.execute(
+            source,
+            tool,
+            {"n": 2},
+            timeout_ms=1000,
+            max_result_chars=4000,
+            signal=AbortController().signal,
+        )
+    )
+    assert execution.outcome == "threw" and execution.is_error
+    assert "could not take these arguments, so the tool did not run" in execution.text
+    assert [type(c[1]) for c in mc.calls] == [dict, dict]  # one call per execution
+    assert ran == []
 
 
 def test_results_null_envelope_and_plain_strings() -> None:

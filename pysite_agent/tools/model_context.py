@@ -24,9 +24,12 @@ What it does with WebMCP (Chromium 156 behaviour measured in ``shared/notes/plat
 - **Revision** (seed 004, "Revisions"): raised by one on every ``toolchange`` event (even when
   name and schema stay the same) and whenever a listing differs from the previous one (names,
   keys or normalized content).
-- **Execution**: arguments go as a plain JS object (``Object.fromEntries``); only when the browser
-  rejects an object with a ``TypeError`` (WebMCP before Chrome 155 wanted a JSON string) is the
-  call retried once with the JSON text, and later calls use text directly. ``{signal}`` is a JS
+- **Execution**: arguments go as a plain JS object (``Object.fromEntries``), once: every Chrome
+  with ``document.modelContext`` takes an object, and a decision allows exactly one execution, so
+  a call is never sent again with its arguments in another form. When the browser refuses the
+  input (a ``TypeError``, e.g. it could not parse it), the tool did not run: that becomes a
+  :class:`~pysite_agent.ffi.BrowserError` saying so, which the bridge hands to the model as an
+  error result. ``{signal}`` is a JS
   ``AbortSignal`` that aborts with the call's core signal or when the awaiting task is cancelled
   (the bridge's timeout). ``null`` (the page navigated) becomes ``None``; a string that is
   exactly a JSON MCP envelope (Chromium stringifies ``{content: [...]}``) becomes that dict;
@@ -42,6 +45,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -160,7 +164,6 @@ class ModelContextSource:
         self._counter = itertools.count(1)
         self._callbacks: list[Callable[[], Any]] = []
         self._tasks: set[asyncio.Future[Any]] = set()
-        self._string_args = False
         self._listener: ffi.OwnedCallback | None = None
         if callable(ffi.field(model_context, "addEventListener")):
             self._listener = ffi.callback(self._on_toolchange, model_context)
@@ -319,33 +322,32 @@ class ModelContextSource:
         with ffi.JsAbortLink(signal, for_js=self._js) as link:
             options = {"signal": link.signal}
             try:
-                try:
-                    result = await ffi.call_abortable(
-                        link, self._call(raw, args, options, as_text=self._string_args)
-                    )
-                except Exception as exc:
-                    if self._string_args or ffi.error_name(exc) != "TypeError":
-                        raise
-                    # WebMCP before Chrome 155 took the arguments as a JSON string only.
-                    result = await ffi.call_abortable(
-                        link, self._call(raw, args, options, as_text=True)
-                    )
-                    self._string_args = True
+                result = await ffi.call_abortable(link, self._call(raw, args, options))
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - re-raised, as a readable error
                 if signal is not None and signal.aborted and ffi.error_name(exc) == "AbortError":
                     raise AbortedError(signal.reason) from None
-                raise ffi.from_js_error(exc) from None
+                error = ffi.from_js_error(exc)
+                if ffi.error_name(exc) == "TypeError" or _INPUT_REFUSED.search(str(error)):
+                    # The browser refused the input before running the tool (WebMCP before
+                    # Chrome 155 wanted a JSON string): one decision, one attempt.
+                    detail = getattr(error, "message", "") or str(error)
+                    raise ffi.BrowserError(
+                        "TypeError",
+                        f"the browser could not take these arguments, so the tool did not run "
+                        f"({detail})",
+                    ) from None
+                raise error from None
         return _result(result)
 
-    async def _call(self, raw: Any, args: dict[str, Any], options: Any, *, as_text: bool) -> Any:
-        value: Any = json.dumps(args, ensure_ascii=False) if as_text else args
+    async def _call(self, raw: Any, args: dict[str, Any], options: Any) -> Any:
         if self._js:
-            return await self._mc.executeTool(raw, ffi.to_js(value), ffi.to_js(options))
-        return await ffi.maybe_await(
-            self._mc.executeTool(raw, ffi.plain_copy(value), dict(options))
-        )
+            return await self._mc.executeTool(raw, ffi.to_js(args), ffi.to_js(options))
+        return await ffi.maybe_await(self._mc.executeTool(raw, ffi.plain_copy(args), dict(options)))
+
+
+_INPUT_REFUSED = re.compile(r"(could not|cannot|failed to|unable to) parse (the )?input", re.I)
 
 
 def _signature(listed: dict[str, _Listed]) -> list[tuple[str, str, str]]:
