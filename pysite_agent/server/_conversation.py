@@ -6,7 +6,9 @@
   what trimming a long history from the front leaves behind);
 - every :class:`Call` is immediately followed by its :class:`Result` (a call without one gets
   an error result saying it did not complete; a result without its call becomes user text);
-- no blank text (blank messages are dropped);
+- no blank text (blank messages are dropped) and no blank result: a result without text gets
+  :data:`EMPTY_RESULT` or :data:`EMPTY_ERROR`, since providers refuse empty content blocks
+  (Anthropic's Messages API refuses an empty text block, for instance);
 - call ids are unique and made of ``[A-Za-z0-9_-]`` (at most 40 characters);
 - without tools in the request, calls and results become plain text (providers refuse tool
   blocks when no tool is declared).
@@ -51,6 +53,14 @@ class Result:
 Item = UserText | AssistantText | Call | Result
 
 NO_RESULT = "No result: this call did not complete."
+EMPTY_RESULT = "(The tool finished and returned no text.)"
+EMPTY_ERROR = "(The tool failed without a message.)"
+
+
+def _result_text(content: str, is_error: bool) -> str:
+    if content.strip():
+        return content
+    return EMPTY_ERROR if is_error else EMPTY_RESULT
 
 
 class NoUserMessage(ValueError):
@@ -109,9 +119,9 @@ def normalize(messages: Sequence[dict[str, Any]], *, with_tools: bool) -> list[I
                 and following["toolCallId"] == call["id"]
             ):
                 i += 1
-                items.append(
-                    Result(call_id, call["name"], following["content"], following["isError"])
-                )
+                is_error = following["isError"]
+                content = _result_text(following["content"], is_error)
+                items.append(Result(call_id, call["name"], content, is_error))
             else:
                 items.append(Result(call_id, call["name"], NO_RESULT, True))
         elif role == "assistant":

@@ -231,7 +231,8 @@ def test_anthropic_pairing_is_repaired(proxy: Any, stub: StubUpstream) -> None:
         for b in m["content"]
         if b["type"] == "tool_result" and b["tool_use_id"] == ids[1]
     ]
-    assert "content" not in empty[0]
+    # An empty result reaches Anthropic as a non-empty placeholder, never an empty block.
+    assert empty[0]["content"] == "(The tool finished and returned no text.)"
 
 
 def test_anthropic_max_tokens_on_a_half_made_tool_call_is_an_error(
@@ -325,8 +326,8 @@ def test_openai_without_tools_sends_no_tool_fields(proxy: Any, stub: StubUpstrea
     [
         ('{"product": "mug", "quantity": 2}', {"product": "mug", "quantity": 2}),
         ("{}", {}),
-        ("", ""),
-        ("   ", "   "),
+        ("", {}),  # some compatible servers send "" for a tool without parameters
+        ("   ", {}),
         ("[1, 2]", "[1, 2]"),
         ('"text"', '"text"'),
         ("null", "null"),
@@ -412,7 +413,11 @@ def test_gemini_key_in_header_never_in_url(proxy: Any, stub: StubUpstream) -> No
     roles = ["user", "model", "user", "model", "user", "model", "user"]
     assert [c["role"] for c in body["contents"]] == roles
     assert body["contents"][1]["parts"] == [
-        {"functionCall": {"name": "add_to_cart", "args": {"product": "mug", "quantity": 2}}}
+        {
+            "functionCall": {"name": "add_to_cart", "args": {"product": "mug", "quantity": 2}},
+            # A call from another model has no signature: Google's documented fallback.
+            "thoughtSignature": "skip_thought_signature_validator",
+        }
     ]
     assert body["contents"][2]["parts"] == [
         {"functionResponse": {"name": "add_to_cart", "response": {"output": "Added 2 mugs."}}}

@@ -139,8 +139,41 @@ def test_normalized_conversations_keep_every_provider_rule(
         )
         body = provider.build(prepared, "http://127.0.0.1:9", "k").body
         json.dumps(body, allow_nan=False)
+        check_no_empty_content(provider.name, body)
         if provider.name == "anthropic":
             check_anthropic(body)
+
+
+def _filled(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def check_no_empty_content(provider: str, body: dict[str, Any]) -> None:
+    """No provider ever gets an empty content block, text or tool result."""
+    if provider == "anthropic":
+        for turn in body["messages"]:
+            assert turn["content"]
+            for block in turn["content"]:
+                if block["type"] in ("text", "tool_result"):
+                    key = "text" if block["type"] == "text" else "content"
+                    assert _filled(block.get(key)), block
+    elif provider == "openai":
+        for message in body["messages"]:
+            if message["role"] == "assistant" and message.get("tool_calls"):
+                assert message["content"] is None
+            else:
+                assert _filled(message["content"]), message
+    else:
+        for content in body["contents"]:
+            assert content["parts"]
+            for part in content["parts"]:
+                if "text" in part:
+                    assert _filled(part["text"]), part
+                if "functionResponse" in part:
+                    (value,) = part["functionResponse"]["response"].values()
+                    assert _filled(value), part
+                if "functionCall" in part:
+                    assert _filled(part["thoughtSignature"]), part
 
 
 def check_anthropic(body: dict[str, Any]) -> None:
@@ -410,11 +443,15 @@ def test_parse_gives_a_reply_or_unusable(data: Any) -> None:
 def test_arguments_strings_never_crash(text: str) -> None:
     value = parse_arguments(text)
     assert isinstance(value, dict) or value == text
+    if not text.strip():
+        assert value == {}
     _jsonutil.dumps({"arguments": value})
 
 
 def test_arguments_non_strings() -> None:
-    assert parse_arguments(None) == ""
+    assert parse_arguments(None) == {}
+    assert parse_arguments("") == {}
+    assert parse_arguments(" \n\t") == {}
     assert parse_arguments({"a": 1}) == {"a": 1}
     assert parse_arguments(5) == "5"
 

@@ -76,12 +76,16 @@ def root_object_schema(schema: Any) -> dict[str, Any]:
 def parse_arguments(text: Any) -> Any:
     """Arguments as a model sent them in a JSON string.
 
-    A JSON object comes back as a dict. Anything else (empty, not JSON, not an object, deeply
-    nested, non-finite numbers) comes back as the original string, which the browser's
-    argument check refuses as an invalid call: it never crashes the proxy.
+    A JSON object comes back as a dict. No arguments at all (``None``, ``""`` or only white
+    space, which some OpenAI-compatible servers send for a tool without parameters) mean ``{}``.
+    Anything else (not JSON, not an object, deeply nested, non-finite numbers) comes back as the
+    original string, which the browser's argument check refuses as an invalid call: it never
+    crashes the proxy.
     """
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return {}
     if not isinstance(text, str):
-        return text if isinstance(text, dict) else json.dumps(text) if text is not None else ""
+        return text if isinstance(text, dict) else json.dumps(text)
     from pysite_agent.server import _jsonutil
 
     try:

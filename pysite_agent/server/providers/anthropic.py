@@ -51,9 +51,12 @@ def _turns(prepared: Prepared) -> list[dict[str, Any]]:
         else:
             assert isinstance(item, Result)
             role = "user"
-            block = {"type": "tool_result", "tool_use_id": item.id, "is_error": item.is_error}
-            if item.content.strip():
-                block["content"] = item.content
+            block = {
+                "type": "tool_result",
+                "tool_use_id": item.id,
+                "is_error": item.is_error,
+                "content": item.content,  # never blank (normalize gives a placeholder)
+            }
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"].append(block)
         else:

@@ -4,7 +4,12 @@
   messages and logs).
 - Gemini has no switch for one call per step: only the reply's first ``functionCall`` is used.
 - A call's ``thoughtSignature`` goes to the browser in ``meta`` and is put back on the same
-  ``functionCall`` part when the browser sends the conversation again.
+  ``functionCall`` part when the browser sends the conversation again. A call in the history
+  without one (made by another model, e.g. Chrome's on-device model earlier in the conversation,
+  or a conversation trimmed or rebuilt by the page) gets :data:`FALLBACK_SIGNATURE`, the dummy
+  value Google documents for function calls whose signature is not available ("Thought
+  signatures", FAQ, https://ai.google.dev/gemini-api/docs/thought-signatures): Gemini 3 models
+  answer 400 for a function call without a signature, and skip validation for this value.
 - Tool schemas are reduced to the OpenAPI subset Gemini accepts (:func:`reduce_schema`).
 - Results go back as ``functionResponse`` parts: ``{"output": text}`` or ``{"error": text}``.
 """
@@ -30,6 +35,8 @@ from pysite_agent.server.providers._base import (
 )
 
 MAX_SCHEMA_DEPTH: Final = 24
+FALLBACK_SIGNATURE: Final = "skip_thought_signature_validator"
+"""Google's documented ``thoughtSignature`` for a function call that has none (see above)."""
 
 _TYPES: Final = frozenset({"string", "number", "integer", "boolean", "array", "object"})
 _COPIED: Final = (
@@ -230,8 +237,8 @@ def _contents(prepared: Prepared) -> list[dict[str, Any]]:
             call = {"name": names.provider(item.name), "args": as_object(item.arguments)}
             part = {"functionCall": call}
             signature = (item.meta or {}).get("thoughtSignature")
-            if isinstance(signature, str) and signature:
-                part["thoughtSignature"] = signature
+            valid = isinstance(signature, str) and signature
+            part["thoughtSignature"] = signature if valid else FALLBACK_SIGNATURE
         else:
             assert isinstance(item, Result)
             role = "user"
