@@ -263,3 +263,25 @@ def test_tool_names_must_match_the_rule_exactly(name: str) -> None:
         sa.PythonToolSource([sa.Tool(name, "d", lambda a: None)])
     with pytest.raises(ValueError):
         sa.tool(name=name)(lambda: None)
+
+
+@pytest.mark.parametrize("empty", ["", "  ", "\n"])
+def test_empty_string_arguments_mean_no_arguments(empty: str) -> None:
+    """Some OpenAI-compatible servers send ``arguments: ""`` for a tool without parameters."""
+    ran: list[dict[str, Any]] = []
+    tools = [
+        sa.Tool(
+            "list_plans",
+            "List the plans.",
+            lambda args: ran.append(args) or "Basic, Pro",
+            {"type": "object", "properties": {}, "additionalProperties": False},
+            {"readOnlyHint": True},
+        )
+    ]
+    model = ScriptedModel([tool_call("list_plans", empty), answer("Basic and Pro.")])
+    agent = sa.create_site_agent(model=model, tools=tools)
+    _events, result = run(ask(agent, "which plans are there?"))
+    assert result.status == "answered"
+    assert ran == [{}]
+    (step,) = [s for s in result.trace["steps"] if s["kind"] == "tool-call"]
+    assert step["call"]["arguments"] == {}

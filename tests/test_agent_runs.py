@@ -121,9 +121,7 @@ def test_malformed_reply_is_bad_reply_and_agent_can_run_again(reply: Any) -> Non
     assert again.status == "answered" and again.answer == "second time"
 
 
-@pytest.mark.parametrize(
-    "arguments", [None, "", "not json", "[1, 2]", 5, [1], "null", '"a string"']
-)
+@pytest.mark.parametrize("arguments", [None, "not json", "[1, 2]", 5, [1], "null", '"a string"'])
 def test_arguments_that_are_not_an_object_are_invalid_calls(arguments: Any) -> None:
     agent, model, shop = shop_agent(
         [{"type": "tool", "name": "search_products", "arguments": arguments}, answer()]

@@ -102,13 +102,16 @@ def _pointer(path: Any) -> str:
 def coerce_arguments(raw: Any) -> dict[str, Any] | None:
     """The model's ``arguments`` as a dict, or ``None`` when they are not a JSON object.
 
-    A JSON *string* that parses to an object is accepted (some models send arguments that way);
-    any other value (``None``, ``""``, a number, a list, a string that is not a JSON object) is
-    not an object.
+    A JSON *string* that parses to an object is accepted (some models send arguments that way).
+    An empty string (or only white space) means no arguments, ``{}``: some OpenAI-compatible
+    servers send ``arguments: ""`` for a tool without parameters. Any other value (``None``, a
+    number, a list, a string that is not a JSON object) is not an object.
     """
     if isinstance(raw, dict):
         return raw
     if isinstance(raw, str):
+        if not raw.strip():
+            return {}
         try:
             parsed = json.loads(raw)
         except ValueError:
