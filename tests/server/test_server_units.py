@@ -552,6 +552,178 @@ def test_inline_refs() -> None:
     assert "$ref" not in json.dumps(_validate.request_validator().schema)
 
 
+# The fast check (msgspec types built from the same schema): the same verdicts.
+
+
+@FAST
+@given(near_requests)
+@example({"version": 1, "instructions": "", "messages": [{"role": "assistant"}], "tools": []})
+@example(
+    {
+        "version": 1,
+        "instructions": "",
+        "messages": [
+            {
+                "role": "assistant",
+                "content": "a",
+                "toolCall": {"id": "c", "name": "t", "arguments": 1},
+            }
+        ],
+        "tools": [],
+    }
+)
+@example(
+    {"version": 1, "instructions": "", "messages": [{"role": "user", "content": None}], "tools": []}
+)
+@example(
+    {
+        "version": 1,
+        "instructions": "",
+        "messages": [
+            {
+                "role": "tool",
+                "toolCallId": "c",
+                "name": "t",
+                "content": "",
+                "isError": 0,
+                "untrusted": False,
+            }
+        ],
+        "tools": [],
+    }
+)
+def test_fast_check_gives_the_published_schemas_verdict(value: Any) -> None:
+    valid = wire.problems("protocol-v1", value, "request") == []
+    assert _validate.fast_check()(value) is valid
+
+
+@FAST
+@given(
+    name=st.text(max_size=130),
+    call_id=st.text(max_size=3),
+    extra=st.dictionaries(
+        st.sampled_from(["title", "annotations", "x"]), st.sampled_from(["", {}, None, 1])
+    ),
+)
+def test_fast_check_counts_characters_like_the_schema(
+    name: str, call_id: str, extra: dict[str, Any]
+) -> None:
+    value = {
+        "version": 1,
+        "instructions": name,
+        "messages": [
+            {"role": "user", "content": name},
+            {"role": "assistant", "toolCall": {"id": call_id, "name": name, "arguments": None}},
+        ],
+        "tools": [{"name": name, "description": "", "inputSchema": {}, **extra}],
+    }
+    valid = wire.problems("protocol-v1", value, "request") == []
+    assert _validate.fast_check()(value) is valid
+
+
+def test_fast_check_is_never_looser_where_it_is_stricter() -> None:
+    # "version": 1.0 is the const 1 for JSON Schema; the fast check refuses it, and the request
+    # then goes to jsonschema, which accepts it: the verdict is the schema's.
+    value = {
+        "version": 1.0,
+        "instructions": "",
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [],
+    }
+    assert _validate.fast_check()(value) is False
+    assert _validate.request_problems(value) == []
+    assert wire.problems("protocol-v1", value, "request") == []
+
+
+def test_compile_type_refuses_what_it_cannot_translate() -> None:
+    for schema in (
+        {"type": "string", "pattern": "a"},
+        {"enum": ["a"]},
+        {"anyOf": [{"type": "string"}]},
+        {"$ref": "#/$defs/a"},
+        {"type": "integer"},
+        {"type": "object", "properties": {"a": True}},  # additional properties allowed
+        {"type": "object", "properties": {}, "required": ["a"], "additionalProperties": False},
+        {"type": "object", "properties": {"class": True}, "additionalProperties": False},
+        {"const": True},
+        {"oneOf": [{"type": "string"}]},
+        {
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": {"k": {"const": "a"}},
+                    "additionalProperties": False,
+                }
+            ]
+        },
+        {
+            "oneOf": [
+                {
+                    "type": "object",
+                    "required": ["k", "v"],
+                    "additionalProperties": False,
+                    "properties": {"k": {"const": "a"}, "v": {"type": "string"}},
+                },
+                {
+                    "type": "object",
+                    "required": ["k", "v"],
+                    "additionalProperties": False,
+                    "properties": {"k": {"const": "a"}, "v": {"type": "boolean"}},
+                },
+            ]
+        },
+        False,
+    ):
+        with pytest.raises(_validate.Unsupported):
+            _validate.compile_type(schema)
+
+
+def test_compile_type_branches_sharing_a_tag() -> None:
+    import jsonschema
+    import msgspec
+
+    def branch(*names: str, required: tuple[str, ...]) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "required": ["k", *required],
+            "additionalProperties": False,
+            "properties": {"k": {"const": "a"}, **{n: {"type": "string"} for n in names}},
+        }
+
+    schema = {
+        "oneOf": [
+            branch("x", required=("x",)),
+            branch("y", required=("y",)),
+            branch("x", "z", required=("z",)),
+        ]
+    }
+    kind = _validate.compile_type(schema)
+    for value, valid in [
+        ({"k": "a", "x": ""}, True),
+        ({"k": "a", "y": ""}, True),
+        ({"k": "a", "z": ""}, True),
+        ({"k": "a", "x": "", "z": ""}, True),
+        ({"k": "a"}, False),
+        ({"k": "a", "x": "", "y": ""}, False),
+        ({"k": "a", "y": "", "z": ""}, False),
+        ({"k": "b", "x": ""}, False),
+        ({"k": "a", "x": 1}, False),
+    ]:
+        try:
+            msgspec.convert(value, kind)
+            accepted = True
+        except msgspec.ValidationError:
+            accepted = False
+        assert accepted is valid, value
+        assert jsonschema.Draft202012Validator(schema).is_valid(value) is valid, value
+    # Two branches that both fit: oneOf refuses.
+    overlapping = {"oneOf": [branch("x", required=()), branch("x", "z", required=("x",))]}
+    kind = _validate.compile_type(overlapping)
+    msgspec.convert({"k": "a"}, kind)
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.convert({"k": "a", "x": ""}, kind)
+
+
 # Strict JSON.
 
 
