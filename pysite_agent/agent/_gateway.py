@@ -29,7 +29,12 @@ from pysite_agent.core.types import (
     ToolCall,
     ToolSource,
 )
-from pysite_agent.core.validation import InvalidSchemaError, Problem, check_arguments
+from pysite_agent.core.validation import (
+    InvalidSchemaError,
+    Problem,
+    check_arguments,
+    check_output,
+)
 
 Outcome = Literal["ran", "threw", "timeout", "stale-tools", "aborted"]
 InvalidCode = Literal["unknown-tool", "invalid-arguments", "invalid-schema"]
@@ -163,6 +168,21 @@ async def still_bound(
     )
 
 
+def output_mismatch_note(problems: Sequence[Problem]) -> str:
+    """The line added to a result that fails the tool's ``outputSchema`` ("" when it fits).
+
+    The result still reaches the model (it may be useful), flagged so that the model does not
+    take its shape for granted (WebMCP ``outputSchema``, spec PR #254).
+    """
+    if not problems:
+        return ""
+    listing = "; ".join(f"{p.path or '/'}: {p.message}" for p in problems)
+    return (
+        "\n[output-schema-mismatch] This result does not match the tool's outputSchema "
+        f"({listing}). Do not rely on its shape; tell the visitor if it matters."
+    )
+
+
 STALE_TEXT = (
     "stale-tools: the page's tools changed after this call was decided, so it was not run. "
     "Look at the current tools and ask again if it is still needed."
@@ -215,9 +235,12 @@ async def execute(
         text = truncate(f"{tool.name} failed: {detail}", max_result_chars)
         return Execution("threw", text, True, False, untrusted, duration_ms(started))
     converted = result_text(value)
+    text = truncate(converted.text, max_result_chars)
+    if tool.output_schema is not None and not converted.is_error and not converted.navigated:
+        text += output_mismatch_note(check_output(tool.output_schema, value))
     return Execution(
         "ran",
-        truncate(converted.text, max_result_chars),
+        text,
         converted.is_error,
         converted.navigated,
         untrusted,

@@ -50,6 +50,9 @@ class RegisteredTool:
         key: the source's identity for this registration. A tool that is unregistered and
             registered again under the same name gets a new key, so a confirmation bound to
             the old one is stale (seed 004, "Revisions").
+        output_schema: the JSON Schema of the tool's result (WebMCP ``outputSchema``, spec
+            PR #254, Chrome 159), or ``None``. Shown to the model; a result that fails it is
+            flagged to the model (:func:`pysite_agent.core.validation.check_output`).
     """
 
     name: str
@@ -58,6 +61,7 @@ class RegisteredTool:
     input_schema: Mapping[str, Any] | None = None
     annotations: Mapping[str, Any] | None = None
     key: str = ""
+    output_schema: Mapping[str, Any] | None = None
 
     @property
     def read_only(self) -> bool:
@@ -81,12 +85,20 @@ class RegisteredTool:
 
     def fingerprint(self) -> str:
         """Normalized content: equal for tools a model cannot tell apart, else different."""
-        return canonical_json(
-            [self.name, self.title or "", self.description, self.input_schema, self.hints]
-        )
+        content: list[Any] = [
+            self.name,
+            self.title or "",
+            self.description,
+            self.input_schema,
+            self.hints,
+        ]
+        if self.output_schema is not None:
+            content.append(self.output_schema)
+        return canonical_json(content)
 
     def to_json(self) -> dict[str, Any]:
-        """``{name, title, description, inputSchema?, annotations?}`` (WebMCP names)."""
+        """``{name, title, description, inputSchema?, outputSchema?, annotations?}`` (WebMCP
+        names)."""
         out: dict[str, Any] = {
             "name": self.name,
             "title": self.title or "",
@@ -94,12 +106,15 @@ class RegisteredTool:
         }
         if self.input_schema is not None:
             out["inputSchema"] = _plain(self.input_schema)
+        if self.output_schema is not None:
+            out["outputSchema"] = _plain(self.output_schema)
         if self.annotations is not None:
             out["annotations"] = _plain(self.annotations)
         return out
 
     def to_definition(self) -> dict[str, Any]:
-        """What a model sees: ``{name, description, inputSchema, title?, annotations?}``."""
+        """What a model sees: ``{name, description, inputSchema, title?, outputSchema?,
+        annotations?}``."""
         out: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
@@ -109,6 +124,8 @@ class RegisteredTool:
         }
         if self.title:
             out["title"] = self.title
+        if self.output_schema is not None:
+            out["outputSchema"] = _plain(self.output_schema)
         if self.annotations is not None:
             out["annotations"] = _plain(self.annotations)
         return out

@@ -160,3 +160,33 @@ def _cut(message: str) -> str:
     if len(message) <= MAX_PROBLEM_CHARS:
         return message
     return message[: MAX_PROBLEM_CHARS - 1] + "…"
+
+
+def check_output(schema: Mapping[str, Any], value: Any) -> tuple[Problem, ...]:
+    """Check a tool's result against its ``outputSchema`` (WebMCP, spec PR #254).
+
+    ``value`` is what the tool source returned: an MCP result whose ``structuredContent`` is
+    checked when present, a string that is checked as the JSON it holds (or as the string when
+    it is not JSON), or plain data. Returns the problems (empty when the result fits), at most
+    :data:`MAX_PROBLEMS`; a schema that is itself invalid gives one problem saying so. Never
+    raises.
+    """
+    subject = value
+    if isinstance(value, Mapping) and "structuredContent" in value:
+        subject = value["structuredContent"]
+    elif isinstance(value, str):
+        try:
+            subject = json.loads(value)
+        except ValueError:
+            subject = value
+    try:
+        validator = validator_for(schema)
+        errors = sorted(
+            validator.iter_errors(subject), key=lambda e: (list(e.absolute_path), e.message)
+        )
+    except InvalidSchemaError as exc:
+        reason = str(exc).replace("inputSchema", "outputSchema")
+        return (Problem("", _cut(f"the tool's outputSchema cannot be used: {reason}")),)
+    except (referencing.exceptions.Unresolvable, RecursionError) as exc:
+        return (Problem("", _cut(f"the tool's outputSchema cannot be used: {exc}")),)
+    return tuple(Problem(_pointer(e.absolute_path), _cut(e.message)) for e in errors[:MAX_PROBLEMS])

@@ -150,3 +150,20 @@ def instructions(server: str, client: str, allow_client: bool) -> str:
     if allow_client:
         parts.append(client.strip())
     return "\n\n".join(p for p in parts if p)
+
+
+def provider_tools(tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The protocol's tool definitions for a provider: a tool's ``outputSchema`` (WebMCP,
+    spec PR #254), which no provider's tool format has, is added to its description as
+    ``Returns JSON matching: <schema>`` so the model still sees it."""
+    out = []
+    for tool in tools:
+        schema = tool.get("outputSchema")
+        if schema is None:
+            out.append(tool)
+            continue
+        text = json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
+        note = f"Returns JSON matching: {text}"
+        description = tool["description"].rstrip()
+        out.append({**tool, "description": f"{description}\n\n{note}" if description else note})
+    return out

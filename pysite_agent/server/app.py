@@ -389,7 +389,7 @@ class ProxyApp:
                 o.instructions, data["instructions"], o.allow_client_instructions
             ),
             items=items,
-            tools=data["tools"],
+            tools=_conversation.provider_tools(data["tools"]),
             names=NameMap(self._provider.name_rule, [*tool_names, *history]),
         )
 

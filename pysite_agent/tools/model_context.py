@@ -5,10 +5,24 @@ implements the :class:`~pysite_agent.core.types.ToolSource` protocol; every JS c
 through :mod:`pysite_agent.ffi`, so the module imports on CPython and works with any
 duck-typed object that has ``getTools()`` and ``executeTool()`` (tests pass Python fakes).
 
-What it does with WebMCP (Chromium 156 behaviour measured in ``shared/notes/platform.md``):
+What it does with WebMCP (Chromium 156 measured in ``shared/notes/platform.md``; Chrome 153-160
+as documented in Chrome's "WebMCP API updates" and spec PR #348, see ``docs/webmcp-native.md``):
 
-- **Discovery scope** (seed 004): a tool whose ``window`` is not the current window is skipped,
-  so a frame cannot add tools to this page's agent. A tool without a ``window`` is kept.
+- **Reading a tool**: every listed tool is read attribute by attribute (``name``,
+  ``description``, ``title``, ``inputSchema``, ``outputSchema``, ``annotations``, ``source`` or
+  ``window``), never serialized whole: from Chrome 160 ``getTools()`` returns instances of a
+  ``Tool`` interface for which ``JSON.stringify`` gives ``{}`` and ``structuredClone`` throws.
+  Empty members may be ``null`` (Chrome 160) or absent (156): both mean "not given". The very
+  object ``getTools()`` returned is kept and passed back to ``executeTool`` (Chrome 160 finds
+  the tool by an internal id, not by name).
+- **Discovery scope** (seed 004): a tool whose ``source`` (Chrome 160; ``window`` before) is
+  not the current window is skipped, so a frame cannot add tools to this page's agent. A tool
+  without either is kept.
+- **debugging** (Chrome 156): a tool whose ``annotations.debugging`` is ``true`` is a tool for
+  the site's own developers; it is hidden from the visitor's agent unless the source was made
+  with ``debugging_tools=True`` (the site opts in).
+- **outputSchema** (Chrome 159, spec PR #254) is read like ``inputSchema`` and carried to the
+  model; the bridge flags a result that fails it.
 - **inputSchema** is read as an object or as a JSON string (older Chrome). A string that is not
   JSON, or JSON that is not an object, gives the tool an *invalid* schema: it is listed, and the
   core's validation refuses every call to it with a message that says why (it never crashes the
@@ -59,18 +73,20 @@ from pysite_agent.core.types import RegisteredTool
 __all__ = ["ModelContextSource", "read_input_schema"]
 
 
-def _invalid_schema(reason: str) -> dict[str, Any]:
+def _invalid_schema(reason: str, member: str = "inputSchema") -> dict[str, Any]:
     # Not a valid JSON Schema on purpose: jsonschema's check_schema quotes ``type`` in its error,
     # so the model and the developer read *why* the tool cannot be called.
-    return {"type": f"(unusable inputSchema: {reason})"}
+    return {"type": f"(unusable {member}: {reason})"}
 
 
-def read_input_schema(value: Any) -> dict[str, Any] | None:
+def read_input_schema(value: Any, member: str = "inputSchema") -> dict[str, Any] | None:
     """A tool's ``inputSchema`` as a dict: an object, or a JSON string of one (WebMCP took
     strings before Chrome 152). ``None`` when absent.
 
     A string that is not JSON, or a value that is not a JSON object, gives a schema that is
     itself invalid, so validation refuses calls to the tool with the reason (never raises).
+    ``member`` names the schema in that reason (``"outputSchema"`` reads an output schema the
+    same way).
     """
     if ffi.is_none(value):
         return None
@@ -81,15 +97,15 @@ def read_input_schema(value: Any) -> dict[str, Any] | None:
             msg = getattr(exc, "msg", str(exc))
             pos = getattr(exc, "pos", None)
             where = f" at character {pos}" if isinstance(pos, int) else ""
-            return _invalid_schema(f"the page gave a string that is not JSON: {msg}{where}")
+            return _invalid_schema(f"the page gave a string that is not JSON: {msg}{where}", member)
     else:
         try:
             parsed = ffi.json_to_py(value)
         except ffi.BrowserError as exc:
-            return _invalid_schema(f"it cannot be read as JSON: {exc}")
+            return _invalid_schema(f"it cannot be read as JSON: {exc}", member)
     if not isinstance(parsed, dict):
         kind = "null" if parsed is None else type(parsed).__name__
-        return _invalid_schema(f"it must be a JSON object, not {kind}")
+        return _invalid_schema(f"it must be a JSON object, not {kind}", member)
     return parsed
 
 
@@ -140,6 +156,8 @@ class ModelContextSource:
             object, or a Python fake.
         window: the window whose tools are listed (default: the page's ``window``; ``None``
             outside a window, where no tool is skipped for its window).
+        debugging_tools: list tools annotated ``debugging: true`` too (default ``False``: they
+            are hidden from the visitor's agent; Chrome 156's ``debugging`` annotation).
 
     Raises:
         SiteAgentError: ``no-tools`` when no ``model_context`` is given and the page has none
@@ -147,7 +165,9 @@ class ModelContextSource:
         TypeError: ``model_context`` lacks ``getTools`` or ``executeTool``.
     """
 
-    def __init__(self, model_context: Any = None, *, window: Any = None) -> None:
+    def __init__(
+        self, model_context: Any = None, *, window: Any = None, debugging_tools: bool = False
+    ) -> None:
         if model_context is None:
             model_context = _document_model_context()
         for method in ("getTools", "executeTool"):
@@ -156,6 +176,7 @@ class ModelContextSource:
         self._mc = model_context
         self._js = ffi.is_js(model_context)
         self._window = window if window is not None else ffi.global_object("window")
+        self._debugging_tools = debugging_tools
         self._revision = 0
         self._events = 0  # toolchange events since the latest listing
         self._credit = 0  # changes seen in a listing before their events arrived
@@ -235,9 +256,12 @@ class ModelContextSource:
         return [self._listed[name].tool for name in sorted(self._listed)]
 
     def _read(self, raw: Any) -> RegisteredTool | None:
-        window = ffi.field(raw, "window")
+        # One attribute at a time: a Chrome 160 ``Tool`` cannot be serialized or cloned.
+        window = ffi.field(raw, "source")
+        if ffi.is_none(window):
+            window = ffi.field(raw, "window")
         if (
-            window is not None
+            not ffi.is_none(window)
             and self._window is not None
             and not ffi.same_object(window, self._window)
         ):
@@ -245,12 +269,17 @@ class ModelContextSource:
         name = ffi.field(raw, "name")
         if not isinstance(name, str) or not name:
             return None
+        annotations = _read_annotations(ffi.field(raw, "annotations"))
+        debugging = annotations is not None and annotations.get("debugging") is True
+        if debugging and not self._debugging_tools:
+            return None
         return RegisteredTool(
             name=name,
             description=_text(ffi.field(raw, "description")) or "",
             title=_text(ffi.field(raw, "title")) or None,
             input_schema=read_input_schema(ffi.field(raw, "inputSchema")),
-            annotations=_read_annotations(ffi.field(raw, "annotations")),
+            annotations=annotations,
+            output_schema=read_input_schema(ffi.field(raw, "outputSchema"), "outputSchema"),
         )
 
     def _update(self, fresh: dict[str, tuple[RegisteredTool, Any]]) -> None:
@@ -287,6 +316,7 @@ class ModelContextSource:
                     input_schema=tool.input_schema,
                     annotations=tool.annotations,
                     key=key,
+                    output_schema=tool.output_schema,
                 ),
                 raw,
             )
