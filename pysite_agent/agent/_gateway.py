@@ -25,6 +25,7 @@ from pysite_agent.core.types import (
     Confirm,
     ConfirmRequest,
     Decision,
+    DenialCause,
     RegisteredTool,
     ToolCall,
     ToolSource,
@@ -133,8 +134,14 @@ async def decide(
     after_untrusted: bool,
     signal: AbortSignal,
     on_request: Callable[[ConfirmRequest], Any] | None = None,
+    interrupt: asyncio.Future[DenialCause] | None = None,
 ) -> Decision:
     """Apply the policy and, when it says so, ask the visitor (rules 2-5).
+
+    ``interrupt`` ends a pending question without the visitor's answer: when it gets a
+    :data:`~pysite_agent.core.types.DenialCause` first, the call is denied with that ``cause``
+    and the request's ``signal`` aborts (so a card closes). An answer that arrives together
+    with a denial keeps the cause.
 
     Raises:
         AbortedError: the run was aborted while the visitor was being asked.
@@ -143,16 +150,35 @@ async def decide(
     if outcome.decision is not None:
         return outcome.decision
     assert outcome.ask_reason is not None
+    asking = any_signal(signal)
     request = ConfirmRequest(
         call=ToolCall(call.id, call.name, args),
         tool=tool,
         reason=outcome.ask_reason,
         lines=confirm_lines(args, tool.input_schema),
-        signal=signal,
+        signal=asking.signal,
     )
     if on_request is not None and confirm is not None:
         on_request(request)
-    return await signal.race(policy.ask(confirm, request))
+    if interrupt is None:
+        return await signal.race(policy.ask(confirm, request))
+    answer = asyncio.ensure_future(policy.ask(confirm, request))
+    try:
+        await signal.race(asyncio.wait((answer, interrupt), return_when=asyncio.FIRST_COMPLETED))
+    except BaseException:
+        answer.cancel()
+        answer.add_done_callback(_consume)
+        raise
+    if answer.done():
+        decision = answer.result()
+        if interrupt.done() and not decision.allowed and decision.by == "visitor":
+            decision = Decision(False, "visitor", decision.reason, interrupt.result())
+        return decision
+    cause = interrupt.result()
+    asking.abort(cause)
+    answer.cancel()
+    answer.add_done_callback(_consume)
+    return Decision(False, "visitor", request.reason, cause)
 
 
 async def still_bound(

@@ -35,13 +35,18 @@ from pysite_agent.core.instructions import build_instructions
 from pysite_agent.core.signals import AbortController, AbortedError, AbortSignal, any_signal
 from pysite_agent.core.trace import TraceRecorder, duration_ms, monotonic_ms
 from pysite_agent.core.types import (
+    DENIAL_CAUSES,
     Confirm,
+    ConfirmRequest,
+    Decision,
+    DenialCause,
     ModelAdapter,
     ModelRequest,
     RegisteredTool,
     RunStatus,
     ToolCall,
     ToolSource,
+    denial_cause,
 )
 from pysite_agent.core.wire import (
     answer_message,
@@ -160,6 +165,7 @@ class AgentRun:
         self._controller: AbortController = any_signal(signal)
         loop = asyncio.get_running_loop()
         self._done: asyncio.Future[RunResult] = loop.create_future()
+        self._interrupt: asyncio.Future[DenialCause] | None = None
         self._task = asyncio.ensure_future(self._main())
 
     @property
@@ -178,9 +184,29 @@ class AgentRun:
         return self._controller.signal
 
     def abort(self, reason: Any = None) -> None:
-        """Abort the run (idempotent; does nothing once the run is done)."""
+        """Abort the run (idempotent; does nothing once the run is done).
+
+        A pending confirmation ends as a denial whose ``cause`` is ``reason`` when that is a
+        :data:`~pysite_agent.core.types.DenialCause` (``"reset"``, ``"removed"``, ...), else
+        ``"stopped"``; it is recorded in the ``confirm-result`` event and the trace.
+        """
         if not self._done.done():
             self._controller.abort(reason if reason is not None else "aborted")
+
+    def deny_pending(self, cause: DenialCause) -> bool:
+        """End a pending confirmation as denied with ``cause`` (e.g. ``"hidden"``); the run goes
+        on and the model is told the call was denied. Returns whether one was pending.
+
+        Raises:
+            ValueError: ``cause`` is not one of :data:`~pysite_agent.core.types.DENIAL_CAUSES`.
+        """
+        if cause not in DENIAL_CAUSES:
+            raise ValueError(f"cause must be one of {', '.join(DENIAL_CAUSES)}")
+        interrupt = self._interrupt
+        if interrupt is None or interrupt.done():
+            return False
+        interrupt.set_result(cause)
+        return True
 
     async def __aiter__(self) -> AsyncIterator[AgentEvent]:
         index = 0
@@ -358,25 +384,42 @@ class AgentRun:
                 "hints": _jsonable(tool.hints),
             },
         )
-        decision = await gateway.decide(
-            bound_call,
-            tool,
-            args,
-            confirm=agent.confirm,
-            pre_approved=agent.pre_approved,
-            after_untrusted=self._conv.after_untrusted,
-            signal=signal,
-            on_request=lambda request: self._emit(ConfirmRequestEvent(request)),
-        )
+        asked: list[ConfirmRequest] = []
+
+        def on_request(request: ConfirmRequest) -> None:
+            asked.append(request)
+            self._emit(ConfirmRequestEvent(request))
+
+        self._interrupt = asyncio.get_running_loop().create_future()
+        try:
+            decision = await gateway.decide(
+                bound_call,
+                tool,
+                args,
+                confirm=agent.confirm,
+                pre_approved=agent.pre_approved,
+                after_untrusted=self._conv.after_untrusted,
+                signal=signal,
+                on_request=on_request,
+                interrupt=self._interrupt,
+            )
+        except AbortedError:
+            if asked:  # the pending card ends as a recorded denial (Stop, reset(), removal)
+                cause = denial_cause(signal.reason)
+                denied = Decision(False, "visitor", asked[0].reason, cause)
+                trace.add("decision", callId=call.id, **denied.to_json())
+                self._denied(call, bound_call, denied)
+            raise
+        finally:
+            self._interrupt = None
+        if asked and not decision.allowed and decision.cause is None and signal.aborted:
+            decision = Decision(False, "visitor", decision.reason, denial_cause(signal.reason))
+        if not decision.allowed:
+            trace.add("decision", callId=call.id, **decision.to_json())
+            self._denied(call, bound_call, decision)
+            return
         trace.add("decision", callId=call.id, **decision.to_json())
         self._emit(ConfirmResultEvent(bound_call, decision))
-        if not decision.allowed:
-            text = DENIED_TEXT if decision.by == "visitor" else NO_CONFIRM_TEXT
-            self._conv.messages.append(
-                tool_result_message(call.id, call.name, text, is_error=True, denied=True)
-            )
-            self._conv.open_call = None
-            return
         if not await gateway.still_bound(agent.source, tool, revision, signal):
             trace.add(
                 "tool-result",
@@ -435,6 +478,14 @@ class AgentRun:
             untrusted=execution.untrusted,
             navigated=execution.navigated,
         )
+
+    def _denied(self, call: ToolCall, bound_call: ToolCall, decision: Decision) -> None:
+        self._emit(ConfirmResultEvent(bound_call, decision))
+        text = DENIED_TEXT if decision.by == "visitor" else NO_CONFIRM_TEXT
+        self._conv.messages.append(
+            tool_result_message(call.id, call.name, text, is_error=True, denied=True)
+        )
+        self._conv.open_call = None
 
     def _result(
         self,
@@ -565,6 +616,12 @@ class SiteAgent:
             self._current.abort("reset")
             self._current = None
         self._conv = _Conversation()
+
+    def deny_pending(self, cause: DenialCause) -> bool:
+        """End the running run's pending confirmation as denied with ``cause`` (see
+        :meth:`AgentRun.deny_pending`); returns whether one was pending."""
+        current = self._current
+        return current.deny_pending(cause) if current is not None else False
 
     async def tools(self) -> list[RegisteredTool]:
         """The tools the agent can see now."""

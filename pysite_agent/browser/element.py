@@ -12,7 +12,7 @@ resolves to a JSON **string**, never a proxy)::
     replay(trace_json, js_values)     -> envelope(ReplayResult JSON)
     prepare(on_progress)              -> envelope(status)   # e.g. download Chrome's model
     tools()                           -> envelope([tool JSON, ...])
-    abort(); reset(); close()                               # synchronous
+    abort(cause); deny_pending(cause); reset(); close()    # synchronous
 
 ``reset()`` aborts a running run and lets the next ``run()`` start at once; the old run ends in
 the background against the old conversation (its ``run()`` still resolves, ``aborted``).
@@ -82,6 +82,7 @@ from pysite_agent.core.types import (
     ModelRequest,
     RegisteredTool,
     ToolSource,
+    denial_cause,
 )
 from pysite_agent.models.base import CustomModel, availability_of
 
@@ -426,19 +427,27 @@ class ElementController:
             self._replay = None
             self._busy = False
 
-    def abort(self) -> None:
-        """Stop the running run or replay (a pending card closes as denied)."""
+    def abort(self, cause: str = "stopped") -> None:
+        """Stop the running run or replay; a pending card closes as a denial recorded with
+        ``cause`` (``"stopped"``, ``"reset"``, ``"removed"``, ...)."""
         if self._run is not None:
-            self._run.abort("stopped by the visitor")
+            self._run.abort(cause)
         if self._replay is not None:
-            self._replay.abort("stopped by the visitor")
+            self._replay.abort(cause)
+
+    def deny_pending(self, cause: str) -> bool:
+        """End a pending card as a denial recorded with ``cause`` (e.g. ``"hidden"``); the run
+        goes on. Returns whether a card was pending; an unknown cause counts as ``"stopped"``."""
+        if self._run is None:
+            return False
+        return bool(self._run.deny_pending(denial_cause(cause)))
 
     def reset(self) -> None:
         """Start a fresh conversation: a running run is aborted and ends in the background
         against the old conversation (its events keep its run id); a new :meth:`run` may
         start at once. A replay in progress is aborted too, and must end first."""
         running = self._run
-        self.abort()
+        self.abort("reset")
         if self._agent is not None:
             self._agent.reset()
         if running is not None:
@@ -488,7 +497,7 @@ class ElementController:
     def close(self) -> None:
         """Abort everything and release what the controller holds (idempotent)."""
         self._destroyed = True
-        self.abort()
+        self.abort("removed")
         if self._prepare is not None:
             self._prepare.abort("destroyed")
         self._drop_agent()

@@ -26,7 +26,22 @@ AskReason = Literal["not-read-only", "consequential", "after-untrusted", "annota
 DecidedBy = Literal["read-only", "pre-approved", "visitor", "no-confirm"]
 """Who decided a call (spec, ``confirm-result`` event)."""
 
+DenialCause = Literal["stopped", "reset", "removed", "hidden", "navigated"]
+"""Why a pending confirmation ended without the visitor's answer; it counts as a denial
+(README, rule 3): Stop, ``reset()``, the element removed, the page hidden, the page left."""
+
+DENIAL_CAUSES: tuple[DenialCause, ...] = ("stopped", "reset", "removed", "hidden", "navigated")
+
 RunStatus = Literal["answered", "max-steps", "aborted", "error"]
+
+
+def denial_cause(reason: Any) -> DenialCause:
+    """The :data:`DenialCause` for an abort ``reason``: the reason itself when it is one of
+    :data:`DENIAL_CAUSES`, else ``"stopped"`` (any other abort is a stop)."""
+    for cause in DENIAL_CAUSES:
+        if reason == cause:
+            return cause
+    return "stopped"
 
 
 def canonical_json(value: Any) -> str:
@@ -218,16 +233,23 @@ class ConfirmRequest:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """Whether a call may run, and who decided (``reason``: why the visitor was asked)."""
+    """Whether a call may run, and who decided (``reason``: why the visitor was asked).
+
+    ``cause`` is set when the visitor was asked and the card ended without an answer (Stop,
+    ``reset()``, removal, the page hidden or left): a denial, recorded with why.
+    """
 
     allowed: bool
     by: DecidedBy
     reason: AskReason | None = None
+    cause: DenialCause | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"allowed": self.allowed, "by": self.by}
         if self.reason is not None:
             out["reason"] = self.reason
+        if self.cause is not None:
+            out["cause"] = self.cause
         return out
 
 

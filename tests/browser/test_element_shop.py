@@ -190,6 +190,12 @@ def test_stop_aborts_and_closes_the_card(fresh: Shop) -> None:
     assert "Stopped." in fresh.log_text()
     assert not stop.is_visible()
     assert fresh.done()[-1]["status"] == "aborted"
+    # The card ended as a denial recorded with its cause, in the event and in the trace.
+    [decision] = fresh.events("confirm-result")
+    assert decision["decision"]["allowed"] is False
+    assert decision["decision"]["cause"] == "stopped"
+    steps = fresh.done()[-1]["trace"]["steps"]
+    assert [s.get("cause") for s in steps if s["kind"] == "decision"] == ["stopped"]
 
 
 def test_a_second_ask_while_running_is_busy(fresh: Shop) -> None:
