@@ -43,7 +43,7 @@ from pysite_agent.core.types import (
     ToolCall,
     ToolSource,
 )
-from pysite_agent.models import custom, demo_rules, first_available
+from pysite_agent.models import chrome_built_in, custom, demo_rules, first_available, proxy
 from pysite_agent.tools import (
     DeclaredTool,
     PythonToolSource,
@@ -89,10 +89,12 @@ __all__ = [
     "ToolRegistry",
     "ToolResultEvent",
     "ToolSource",
+    "chrome_built_in",
     "create_site_agent",
     "custom",
     "demo_rules",
     "first_available",
+    "proxy",
     "recorded_decisions",
     "replay",
     "tool",

@@ -2,6 +2,19 @@
 (``{"type": "tool", ...}`` or ``{"type": "answer", "text"}``); none executes a tool."""
 
 from pysite_agent.models.base import CustomModel, FirstAvailable, custom, first_available
+from pysite_agent.models.chrome import ChromeBuiltIn, chrome_built_in
 from pysite_agent.models.demo_rules import DemoRules, demo_rules
+from pysite_agent.models.proxy import ProxyModel, proxy
 
-__all__ = ["CustomModel", "DemoRules", "FirstAvailable", "custom", "demo_rules", "first_available"]
+__all__ = [
+    "ChromeBuiltIn",
+    "CustomModel",
+    "DemoRules",
+    "FirstAvailable",
+    "ProxyModel",
+    "chrome_built_in",
+    "custom",
+    "demo_rules",
+    "first_available",
+    "proxy",
+]
