@@ -1,4 +1,4 @@
-"""The seven safety rules of the spec, end to end through the bridge (issue: core, item 1)."""
+"""The seven safety rules of the README, end to end through the bridge."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ import pysite_agent as sa
 from pysite_agent.core import fencing, results, validation, wire
 from pysite_agent.core.lines import confirm_lines, label_for_key
 
-# --- result text (spec, "Tool results") --------------------------------------------------
+# --- result text (README, rules 6 and 7) --------------------------------------------------
 
 
 def test_mcp_content_is_joined_and_other_types_named() -> None:
@@ -87,7 +87,7 @@ def test_truncate_counts_code_points() -> None:
         results.truncate("abc", 0)
 
 
-# --- fencing (spec, rule 6) ---------------------------------------------------------------
+# --- fencing (README, rule 6) ---------------------------------------------------------------
 
 TAG = re.compile(r"<\s*/?\s*untrusted-data", re.IGNORECASE)
 

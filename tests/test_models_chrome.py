@@ -1,6 +1,6 @@
-"""chrome_built_in() over a Python fake of the Prompt API's ``LanguageModel`` (issue 3, item 5).
+"""chrome_built_in() over a Python fake of the Prompt API's ``LanguageModel``.
 
-The fake follows the documented API (Prompt API explainer; shared/notes/peers.md):
+The fake follows the documented API (the Prompt API explainer):
 ``availability(options)``, ``create({initialPrompts, expectedInputs, expectedOutputs, monitor,
 signal})`` with ``downloadprogress`` events (``loaded`` 0..1, at least 0 and 1), and a session
 with ``prompt(text, {responseConstraint, signal})`` and ``destroy()``. ``create()`` while the

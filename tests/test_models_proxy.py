@@ -1,4 +1,4 @@
-"""proxy(url) with an injected fetch (issue 3, item 5): protocol v1 both ways, status codes.
+"""proxy(url) with an injected fetch: protocol v1 both ways, status codes.
 
 The real HTTP lane (a stub endpoint on 127.0.0.1 and the browser's fetch) is
 ``tests/pyodide/test_browser_proxy.py``.

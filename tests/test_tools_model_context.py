@@ -1,6 +1,6 @@
-"""ModelContextSource over a Python fake of ``document.modelContext`` (issue 3, item 4).
+"""ModelContextSource over a Python fake of ``document.modelContext`` .
 
-The fake follows what Chromium 156 does (shared/notes/platform.md): ``getTools()`` returns fresh
+The fake follows what Chromium 156 does (docs/webmcp-native.md): ``getTools()`` returns fresh
 plain objects sorted by name, ``executeTool`` looks the tool up by *name*, ``toolchange`` fires
 once per register and per unregister. The same module runs inside Pyodide (``--rt node``); the
 real browser objects are covered by ``tests/pyodide/test_browser_model_context.py``.

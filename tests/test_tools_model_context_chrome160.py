@@ -1,4 +1,4 @@
-"""ModelContextSource over fakes of Chrome 153-160's WebMCP (issue 11, milestone 1).
+"""ModelContextSource over fakes of Chrome 153-160's WebMCP.
 
 The Chromium on the test machines is 156, so what Chrome 159 and 160 do can only be tested
 here, against fakes that follow the documented shapes (Chrome's "WebMCP API updates" page of

@@ -1,10 +1,10 @@
 """The one place a tool call is decided and executed, shared by live runs and :func:`replay`.
 
 A call passes, in order: lookup by name (rule 1) -> argument validation (rule 1) -> the policy
-(rules 2-5) and, when needed, the visitor -> the confirmation binding (seed 004: the tool's key
-and the source's revision must be unchanged, else ``stale-tools``) -> execution with the
-per-call timeout (rule 7; waiting for the visitor does not count) -> result text, truncation
-and fencing (rule 6).
+(rules 2-5) and, when needed, the visitor -> the confirmation binding (README, after the safety
+rules: the tool's key and the source's revision must be unchanged, else ``stale-tools``) ->
+execution with the per-call timeout (rule 7; waiting for the visitor does not count) -> result
+text, truncation and fencing (rule 6).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The bridge: :class:`SiteAgent` and :class:`AgentRun`, the only execution gateway.
 
-Model output is an untrusted request that passes through here, never around it (seed 004).
+Model output is an untrusted request that passes through here, never around it (README, "The
+safety rules").
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ class AgentRun:
     - ``async for event in run``: every event in order (buffered: iterating late sees all).
     - ``await run.done``: the :class:`~pysite_agent.core.events.RunResult`.
     - ``run.abort()``: stops the model call, a pending confirmation and a running tool; nothing
-      executes afterwards (spec, rule 7).
+      executes afterwards (README, rule 7).
     """
 
     def __init__(self, agent: SiteAgent, message: str, signal: AbortSignal | None) -> None:
@@ -539,7 +540,7 @@ class SiteAgent:
     """The agent: a model, a tool source and the confirmation rules, over one conversation.
 
     Use :func:`create_site_agent` to make one. The conversation carries over between runs;
-    :meth:`reset` clears it and the untrusted-output state (spec, rule 5).
+    :meth:`reset` clears it and the untrusted-output state (README, rule 5).
     """
 
     def __init__(
@@ -647,7 +648,7 @@ def create_site_agent(
     instructions: str | None = None,
     max_result_chars: int = 4_000,
 ) -> SiteAgent:
-    """Create an agent (spec, ``createSiteAgent``).
+    """Create an agent (README, "The Python API").
 
     Args:
         model: a model adapter (``name`` and ``async respond(request)``).

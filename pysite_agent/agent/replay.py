@@ -1,4 +1,5 @@
-"""``replay(trace)``: run a recorded run's tool calls again, without the model (spec, "replay").
+"""``replay(trace)``: run a recorded run's tool calls again, without the model (README, "The
+Python API").
 
 Each recorded ``tool-call`` step is re-run, in order, against the current tools, under the same
 confirmation rules as a live run, starting from a clean untrusted-output state. Replay executes

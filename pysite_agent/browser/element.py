@@ -31,7 +31,7 @@ Python -> JS (the ``bridge`` object the element passes to :func:`create_controll
     bridge.started(text, run_id)            # a run was accepted (not busy)
     bridge.confirm(request_json, signal)    # -> Promise<boolean>: the confirmation card
 
-``event_json`` is exactly the event's JSON (the spec's shape). ``extra_json`` is the element's
+``event_json`` is exactly the event's JSON (its published shape). ``extra_json`` is the element's
 own channel: ``{"run": run_id}`` (the run the event belongs to: the ``run_id`` given to
 ``run()``, or a number the controller chose; events of a run that was reset still carry their
 own id, so the element can drop them), plus ``"title"`` on ``tool-call`` events when the tool

@@ -1,6 +1,7 @@
 """Error codes and the one exception the agent raises.
 
-Codes follow the behaviour spec's list (``SiteAgentError.code`` and ``RunResult.error.code``):
+The codes the README lists ("The Python API", errors; ``SiteAgentError.code`` and
+``RunResult.error.code``):
 
 - ``aborted``: the run was aborted (``AgentRun.abort()`` or its ``signal``).
 - ``busy``: ``SiteAgent.run()`` was called while a run was in progress.

@@ -1,4 +1,4 @@
-"""Fencing untrusted tool output (spec, safety rule 6).
+"""Fencing untrusted tool output (README, safety rule 6).
 
 Results of ``untrustedContentHint`` tools reach the model as
 ``<untrusted-data tool="NAME">…</untrusted-data>``. Inside the fence, *every* ``<`` is escaped

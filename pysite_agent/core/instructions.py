@@ -1,7 +1,7 @@
 """The built-in instructions every model receives, and the site's instructions after them.
 
 The site's ``instructions`` are appended; they cannot replace or remove the built-in rules
-(spec, ``instructions`` option).
+(README, rule 6: the site's ``instructions``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The confirmation policy: which calls run directly and which ask the visitor.
 
-Rules (the behaviour spec's "safety rules"):
+Rules (the README's "The safety rules"):
 
 - Rule 2: a tool whose ``readOnlyHint`` is strictly ``True`` runs without asking.
 - Rule 3: every other call asks; only a strict ``True`` from ``confirm`` allows it.

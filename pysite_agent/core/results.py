@@ -1,4 +1,4 @@
-"""Turning a tool's return value into the text the model reads (spec, "Tool results").
+"""Turning a tool's return value into the text the model reads (README, safety rules 6 and 7).
 
 - An MCP-style result ``{"content": [{"type": "text", "text": ...}, ...], "isError"?: bool}``:
   the text blocks are joined with newlines; other block types are named (``[image omitted]``,

@@ -1,7 +1,7 @@
 """A pure-Python abort signal, shaped like the DOM's ``AbortController``/``AbortSignal``.
 
 The bridge races every wait (the model, the visitor, a tool) against a signal, so that one abort
-stops all three (spec, safety rule 7). In the browser, the glue links a JS ``AbortSignal`` to one
+stops all three (README, safety rule 7). In the browser, the glue links a JS ``AbortSignal`` to one
 of these; nothing here touches JavaScript.
 """
 

@@ -1,7 +1,7 @@
 """Value types shared by every layer, and the two protocols the bridge drives.
 
-Python attributes are snake_case; each type's ``to_json()`` gives the spec's wire names
-(``inputSchema``, ``isError``, ...). Nothing here does I/O.
+Python attributes are snake_case; each type's ``to_json()`` gives the published wire names
+(``pysite_agent/schemas/``: ``inputSchema``, ``isError``, ...). Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ Availability = Literal["unavailable", "downloadable", "downloading", "available"
 """The Prompt API's ``availability()`` values (Prompt API explainer, "Testing availability")."""
 
 AskReason = Literal["not-read-only", "consequential", "after-untrusted", "annotations-unknown"]
-"""Why the visitor is asked (spec, safety rules 3 and 5)."""
+"""Why the visitor is asked (README, safety rules 3 and 5)."""
 
 DecidedBy = Literal["read-only", "pre-approved", "visitor", "no-confirm"]
-"""Who decided a call (spec, ``confirm-result`` event)."""
+"""Who decided a call (README, "The Python API": the ``confirm-result`` event)."""
 
 DenialCause = Literal["stopped", "reset", "removed", "hidden", "navigated"]
 """Why a pending confirmation ended without the visitor's answer; it counts as a denial
@@ -64,7 +64,7 @@ class RegisteredTool:
             ``consequentialHint``, ...), or ``None`` when the source returned no annotations.
         key: the source's identity for this registration. A tool that is unregistered and
             registered again under the same name gets a new key, so a confirmation bound to
-            the old one is stale (seed 004, "Revisions").
+            the old one is stale (README, decision binding).
         output_schema: the JSON Schema of the tool's result (WebMCP ``outputSchema``, spec
             PR #254, Chrome 159), or ``None``. Shown to the model; a result that fails it is
             flagged to the model (:func:`pysite_agent.core.validation.check_output`).
@@ -80,7 +80,7 @@ class RegisteredTool:
 
     @property
     def read_only(self) -> bool:
-        """``readOnlyHint`` is strictly ``True`` (spec, safety rule 2)."""
+        """``readOnlyHint`` is strictly ``True`` (README, safety rule 2)."""
         return self.annotations is not None and self.annotations.get("readOnlyHint") is True
 
     @property
@@ -173,7 +173,7 @@ class Tool:
 
     ``annotations`` uses WebMCP's names (``readOnlyHint``, ``untrustedContentHint``,
     ``consequentialHint``); ``None`` means "no annotations", which makes every call ask
-    (spec, rule 5, third exception).
+    (README, rule 5, third exception).
     """
 
     name: str
@@ -210,7 +210,7 @@ class ConfirmLine:
 
 @dataclass(frozen=True, slots=True)
 class ConfirmRequest:
-    """What ``confirm(request)`` receives (spec, "The confirm request").
+    """What ``confirm(request)`` receives (README, "Attributes": the confirmation card).
 
     ``signal`` aborts when the run is aborted, so a UI can close its card; the bridge stops
     waiting at once in that case and the call is not run.
@@ -254,7 +254,7 @@ class Decision:
 
 
 Confirm: TypeAlias = Callable[[ConfirmRequest], "bool | Awaitable[bool]"]
-"""The visitor's answer: only a strict ``True`` allows (spec, rule 3)."""
+"""The visitor's answer: only a strict ``True`` allows (README, rule 3)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +294,7 @@ class ToolSource(Protocol):
     """Lists and runs tools. Implemented by Python tool lists and by ``document.modelContext``.
 
     ``revision`` changes whenever the set of tools or any tool's normalized content changes
-    (seed 004, "Revisions"); the bridge binds each decision to it.
+    (README, decision binding); the bridge binds each decision to it.
     """
 
     @property

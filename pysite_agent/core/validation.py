@@ -3,7 +3,7 @@
 The dialect is the schema's ``$schema`` when it names one, else draft 2020-12. Booleans are not
 integers (JSON Schema's own rule, which ``jsonschema`` follows). ``$ref`` resolves only inside
 the schema itself: nothing is ever fetched (a remote ``$ref`` makes the schema invalid, and so
-does a local one that points nowhere). Spec, safety rule 1: a call with
+does a local one that points nowhere). README, safety rule 1: a call with
 arguments that fail the check is not run; the model receives the problems and may correct itself.
 """
 

@@ -79,7 +79,7 @@ def parse_reply(reply: Any) -> ToolReply | AnswerReply:
     """Check a model reply's shape (protocol v1) and return it as a plain dict.
 
     ``arguments`` is not checked here: invalid arguments go back to the model as an invalid
-    call (spec, rule 1), they do not end the run.
+    call (README, rule 1), they do not end the run.
 
     Raises:
         SiteAgentError: ``bad-reply`` when ``reply`` is not a dict, has an unknown ``type``,

@@ -4,7 +4,7 @@ The only module that touches ``LanguageModel`` (design, "Layers"); every JS cros
 :mod:`pysite_agent.ffi`, and ``language_model=`` takes any object with the same methods
 (tests pass a fake that follows the documented API).
 
-How a step works (Prompt API explainer; shapes in ``shared/notes/peers.md``):
+How a step works (the Prompt API explainer, https://github.com/webmachinelearning/prompt-api):
 
 1. ``LanguageModel.availability({expectedInputs, expectedOutputs})`` with
    ``[{type: "text", languages}]`` for both. ``"downloadable"``/``"downloading"`` ->

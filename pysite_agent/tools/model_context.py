@@ -5,7 +5,7 @@ implements the :class:`~pysite_agent.core.types.ToolSource` protocol; every JS c
 through :mod:`pysite_agent.ffi`, so the module imports on CPython and works with any
 duck-typed object that has ``getTools()`` and ``executeTool()`` (tests pass Python fakes).
 
-What it does with WebMCP (Chromium 156 measured in ``shared/notes/platform.md``; Chrome 153-160
+What it does with WebMCP (Chromium 156 as measured in ``docs/webmcp-native.md``; Chrome 153-160
 as documented in Chrome's "WebMCP API updates" and spec PR #348, see ``docs/webmcp-native.md``):
 
 - **Reading a tool**: every listed tool is read attribute by attribute (``name``,
@@ -15,7 +15,7 @@ as documented in Chrome's "WebMCP API updates" and spec PR #348, see ``docs/webm
   Empty members may be ``null`` (Chrome 160) or absent (156): both mean "not given". The very
   object ``getTools()`` returned is kept and passed back to ``executeTool`` (Chrome 160 finds
   the tool by an internal id, not by name).
-- **Discovery scope** (seed 004): a tool whose ``source`` (Chrome 160; ``window`` before) is
+- **Discovery scope**: a tool whose ``source`` (Chrome 160; ``window`` before) is
   not the current window is skipped, so a frame cannot add tools to this page's agent. A tool
   without either is kept.
 - **debugging** (Chrome 156): a tool whose ``annotations.debugging`` is ``true`` is a tool for
@@ -35,7 +35,7 @@ as documented in Chrome's "WebMCP API updates" and spec PR #348, see ``docs/webm
   when the name appears, when its normalized content changes, and whenever ``toolchange`` events
   arrived that the listing does not explain (an unregister + register of identical content);
   in that last case every key is renewed, since the event does not say which tool changed.
-- **Revision** (seed 004, "Revisions"): raised by one on every ``toolchange`` event (even when
+- **Revision** (README, decision binding): raised by one on every ``toolchange`` event (even when
   name and schema stay the same) and whenever a listing differs from the previous one (names,
   keys or normalized content).
 - **Execution**: arguments go as a plain JS object (``Object.fromEntries``), once: every Chrome
@@ -192,7 +192,8 @@ class ModelContextSource:
 
     @property
     def revision(self) -> int:
-        """Raised on every ``toolchange`` and whenever the listed tools change (seed 004)."""
+        """Raised on every ``toolchange`` and whenever the listed tools change (README,
+        decision binding)."""
         return self._revision
 
     @property

@@ -22,7 +22,7 @@ The module needs no ``js`` import of its own: every crossing goes through
 ``registerTool(descriptor, options)`` method (tests pass Python fakes; then descriptors,
 arguments and results stay plain Python data).
 
-What a registration looks like (WebMCP, Chromium 156 measured in ``shared/notes/platform.md``):
+What a registration looks like (WebMCP, Chromium 156 as measured in ``docs/webmcp-native.md``):
 
 - **descriptor**: ``{name, description, inputSchema, annotations, execute}`` plus ``title`` when
   the tool has one, as a plain JS object (``Object.fromEntries``, never a ``Map``).

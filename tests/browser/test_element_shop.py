@@ -550,7 +550,7 @@ def test_reset_while_a_card_waits_keeps_each_run_handle_to_its_own_events(fresh:
 
 def test_progress_lines_use_the_tool_title_like_the_card(fresh: Shop) -> None:
     """The card says "Allow Add to cart?"; the lines say "Add to cart", not add_to_cart.
-    The events keep the spec's shape (no title field added to them)."""
+    The events keep their published shape (no title field added to them)."""
     fresh.ask("add two mugs to my cart")
     card = fresh.card()
     running = fresh.page.locator("site-agent >> .log .note").all_inner_texts()

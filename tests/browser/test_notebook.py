@@ -1,4 +1,4 @@
-"""``examples/notebook.html`` end to end in headless Chromium, in both lanes (issue 5).
+"""``examples/notebook.html`` end to end in headless Chromium, in both lanes.
 
 A person types Python into the notebook: declares tools, creates an agent with demo rules, runs
 it with ``await``, answers the confirmation with Allow or Deny, prints the events, shows the trace

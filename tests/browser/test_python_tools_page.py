@@ -1,4 +1,4 @@
-"""``examples/python-tools.html`` end to end in headless Chromium, in both lanes (issue 5).
+"""``examples/python-tools.html`` end to end in headless Chromium, in both lanes.
 
 A Python-only page: its actions are Python functions declared with ``@tool`` and mounted on
 ``document.modelContext`` (Chromium's own WebMCP in the native lane, the shim in the shim lane);

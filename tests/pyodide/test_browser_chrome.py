@@ -1,4 +1,4 @@
-"""chrome_built_in() inside Pyodide (issue 3, item 5 and its Tests).
+"""chrome_built_in() inside Pyodide.
 
 - A faithful JS fake of the Prompt API's ``LanguageModel`` (availability with the languages
   options, create with ``monitor`` and ``downloadprogress``, prompt with ``responseConstraint`` and

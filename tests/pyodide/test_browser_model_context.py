@@ -1,4 +1,4 @@
-"""ModelContextSource inside Pyodide, against real JS objects (issue 3, item 4 and its Tests).
+"""ModelContextSource inside Pyodide, against real JS objects.
 
 Lanes:
 

@@ -1,4 +1,4 @@
-"""Declared Python tools mounted on a real ``document.modelContext`` inside Pyodide (issue 5).
+"""Declared Python tools mounted on a real ``document.modelContext`` inside Pyodide.
 
 Lanes:
 
