@@ -9,6 +9,14 @@ optionally ``headers.get()``)::
     200       {"type": "tool", "name", "arguments", "id"?, "meta"?} | {"type": "answer", "text"}
     4xx/5xx   {"error": {"code", "message", "upstreamStatus"?}}
 
+Streaming (protocol v1's optional streaming reply): when ``request.on_text`` is set, the
+request says ``Accept: text/event-stream, application/json``. A server that streams answers
+``200 text/event-stream``: ``delta`` events (``{"text"}``, passed to ``on_text`` as they arrive),
+then one ``reply`` (the same JSON as above) or ``error`` (the error body: raised as its HTTP
+status would be, e.g. ``upstream-error`` as 502). A stream that ends before either, or breaks
+off, is ``model-error``; the text already passed on stays with the caller (the agent marks it
+incomplete). A server that answers JSON (an older one) is read as before.
+
 Both directions are validated against the published schema (:mod:`pysite_agent.core.wire`):
 a request that does not match is not sent (``model-error``); a 200 reply that does not match is
 ``bad-reply``.
@@ -38,14 +46,16 @@ shaped like provider keys (``sk-...``, ``AIza...``); a site's own session token 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from pysite_agent import ffi
 from pysite_agent.core.errors import ErrorCode, SiteAgentError
 from pysite_agent.core.signals import AbortedError
+from pysite_agent.core.sse import ServerSentEvent, SSEParser
 from pysite_agent.core.types import ModelRequest
 from pysite_agent.core.wire import problems
 
@@ -94,6 +104,35 @@ def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
             )
         out[name] = value
     return out
+
+
+STREAM_ACCEPT: Final = "text/event-stream, application/json"
+"""The ``Accept`` header when a streaming reply is wanted (protocol v1, streaming)."""
+
+_STREAM_ERROR_STATUS: Final[Mapping[str, int]] = {
+    "upstream-timeout": 504,
+    "upstream-error": 502,
+    "internal-error": 500,
+    "rate-limited": 429,
+}
+"""An ``error`` event's code -> the HTTP status that code has when it is not streamed."""
+
+
+def _is_event_stream(response: Any) -> bool:
+    kind = _header(response, "content-type") or ""
+    return kind.split(";", 1)[0].strip().lower() == "text/event-stream"
+
+
+def _chunk_bytes(value: Any) -> bytes:
+    """A body chunk as bytes: a JS ``Uint8Array`` (Pyodide), or bytes-like (fakes)."""
+    if value is None:
+        return b""
+    to_bytes = getattr(value, "to_bytes", None)
+    if callable(to_bytes) and ffi.is_js(value):
+        return bytes(to_bytes())
+    if isinstance(value, str):
+        return value.encode()
+    return bytes(value)
 
 
 def _header(response: Any, name: str) -> str | None:
@@ -173,6 +212,7 @@ class ProxyModel:
             )
         fetch = self._fetcher()
         signal = request.signal
+        on_text = request.on_text
         text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
         with ffi.JsAbortLink(signal, for_js=ffi.is_js(fetch)) as link:
             init = {
@@ -180,7 +220,7 @@ class ProxyModel:
                 "headers": {
                     **self._headers,
                     "content-type": "application/json",
-                    "accept": "application/json",
+                    "accept": STREAM_ACCEPT if on_text is not None else "application/json",
                 },
                 "body": text,
                 "credentials": self.credentials,
@@ -190,20 +230,13 @@ class ProxyModel:
             try:
                 response = await ffi.call_abortable(link, ffi.maybe_await(fetch(self.url, arg)))
                 status = ffi.field(response, "status")
+                if on_text is not None and status == 200 and _is_event_stream(response):
+                    return await self._read_stream(response, link, on_text)
                 reply_text = await ffi.call_abortable(link, ffi.maybe_await(response.text()))
-            except asyncio.CancelledError:
+            except (asyncio.CancelledError, SiteAgentError):
                 raise
             except Exception as exc:  # noqa: BLE001 - re-raised as the project's error
-                if signal is not None and signal.aborted:
-                    raise AbortedError(signal.reason) from None
-                if ffi.error_name(exc) == "AbortError":
-                    raise SiteAgentError(
-                        "aborted", "The request to the model endpoint was stopped."
-                    ) from None
-                raise SiteAgentError(
-                    "model-error",
-                    f"Could not reach the model endpoint {self.url}: {ffi.from_js_error(exc)}",
-                ) from None
+                raise self._failure(exc, signal, "reach") from None
         if not isinstance(status, int):
             raise SiteAgentError(
                 "model-error", f"The model endpoint gave no HTTP status ({status!r})."
@@ -211,6 +244,90 @@ class ProxyModel:
         if status != 200:
             raise self._error(status, reply_text, _header(response, "retry-after"))
         return self._reply(reply_text)
+
+    def _failure(self, exc: BaseException, signal: Any, doing: str) -> BaseException:
+        """The project's error for a failed ``fetch`` or body read (``doing``: what failed)."""
+        if signal is not None and signal.aborted:
+            return AbortedError(signal.reason)
+        if ffi.error_name(exc) == "AbortError":
+            return SiteAgentError("aborted", "The request to the model endpoint was stopped.")
+        what = (
+            f"Could not reach the model endpoint {self.url}"
+            if doing == "reach"
+            else f"The model endpoint's stream broke off ({self.url})"
+        )
+        return SiteAgentError("model-error", f"{what}: {ffi.from_js_error(exc)}")
+
+    async def _read_stream(
+        self, response: Any, link: ffi.JsAbortLink, on_text: Callable[[str], None]
+    ) -> dict[str, Any]:
+        """Read protocol v1's streaming reply (server-sent events) to its ``reply``.
+
+        ``delta`` text goes to ``on_text`` as it arrives; ``reply`` is checked against the
+        schema and returned; ``error`` raises as the matching HTTP status would (502/504);
+        a stream that ends without either is ``model-error``. Unknown event names are
+        skipped (later additions). The body is read with ``response.body.getReader()``
+        (Fetch standard; ``read()`` gives ``{done, value}`` with ``value`` a ``Uint8Array``),
+        or with ``response.text()`` when there is no body stream. The reader is cancelled
+        when reading stops early, so the connection closes.
+        """
+        parser = SSEParser()
+        stream = ffi.field(response, "body")
+        reader = None if stream is None else stream.getReader()
+        finished = False
+        try:
+            if reader is None:
+                whole = await ffi.call_abortable(link, ffi.maybe_await(response.text()))
+                for event in parser.feed(str(whole)):
+                    reply = self._stream_event(event, on_text)
+                    if reply is not None:
+                        finished = True
+                        return reply
+            else:
+                while True:
+                    chunk = await ffi.call_abortable(link, ffi.maybe_await(reader.read()))
+                    if ffi.field(chunk, "done"):
+                        finished = True
+                        break
+                    for event in parser.feed_bytes(_chunk_bytes(ffi.field(chunk, "value"))):
+                        reply = self._stream_event(event, on_text)
+                        if reply is not None:
+                            return reply
+        finally:
+            if reader is not None and not finished:
+                with contextlib.suppress(Exception):  # best effort: the stream may be gone
+                    await ffi.maybe_await(reader.cancel())
+        raise SiteAgentError(
+            "model-error", "The model endpoint's stream ended before its reply (cut off)."
+        )
+
+    def _stream_event(
+        self, event: ServerSentEvent, on_text: Callable[[str], None]
+    ) -> dict[str, Any] | None:
+        if event.event == "delta":
+            try:
+                data = json.loads(event.data)
+            except ValueError:
+                data = None
+            text = data.get("text") if isinstance(data, dict) else None
+            if not isinstance(text, str) or not text or len(data) != 1:
+                raise SiteAgentError(
+                    "bad-reply",
+                    f"The model endpoint sent a delta that is not {{text}}: {event.data[:200]!r}",
+                )
+            on_text(text)
+            return None
+        if event.event == "reply":
+            return self._reply(event.data)
+        if event.event == "error":
+            try:
+                body = json.loads(event.data)
+            except ValueError:
+                body = None
+            code = body.get("error", {}).get("code") if isinstance(body, dict) else None
+            status = _STREAM_ERROR_STATUS.get(code if isinstance(code, str) else "", 502)
+            raise self._error(status, event.data, None, streamed=True)
+        return None
 
     def _reply(self, text: Any) -> dict[str, Any]:
         try:
@@ -227,7 +344,9 @@ class ProxyModel:
             )
         return value  # type: ignore[no-any-return]
 
-    def _error(self, status: int, text: Any, retry_after: str | None) -> SiteAgentError:
+    def _error(
+        self, status: int, text: Any, retry_after: str | None, *, streamed: bool = False
+    ) -> SiteAgentError:
         code, sentence = _STATUS.get(
             status,
             ("model-error", "The model endpoint failed"),
@@ -242,7 +361,8 @@ class ProxyModel:
             detail = f"{error['code']}: {error['message']}"
             if "upstreamStatus" in error:
                 detail += f" (provider status {error['upstreamStatus']})"
-        message = f"{sentence} (HTTP {status}" + (f", {detail})" if detail else ")")
+        where = "during the answer" if streamed else f"HTTP {status}"
+        message = f"{sentence} ({where}" + (f", {detail})" if detail else ")")
         if status == 429 and retry_after and retry_after.strip().isdigit():
             message += f"; retry after {int(retry_after)} s"
         return SiteAgentError(code, message + ".")
