@@ -6,21 +6,30 @@ body read with a cap (413) and a deadline (408), JSON, protocol schema and caps 
 upstream call (502, 504) and the reply (200), with the API key replaced by ``[redacted]`` if
 the provider echoed it. Every answer but 200 and 204 carries the protocol's error body
 ``{"error": {"code", "message", "upstreamStatus"?}}``.
+
+A request whose ``Accept`` names ``text/event-stream`` gets the streaming reply instead, from
+the provider's streaming API: the same checks, then, once the provider answered 2xx, ``200
+text/event-stream`` with ``delta`` events as the text arrives and one ``reply`` or ``error``
+event (protocol v1, ``streamEvent``). ``timeout_ms`` bounds the whole reply. When the client
+goes away, the upstream request is closed at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, NoReturn
 
 import httpx
 
-from pysite_agent.server import _conversation, _jsonutil, _validate
+from pysite_agent.core.sse import SSEParser, format_event
+from pysite_agent.server import _conversation, _jsonutil, _stream, _validate
 from pysite_agent.server._errors import (
     InternalError,
     ProxyError,
@@ -34,6 +43,7 @@ from pysite_agent.server._ratelimit import Limiter
 from pysite_agent.server._types import Receive, Scope, Send
 from pysite_agent.server.names import NameMap
 from pysite_agent.server.providers import PROVIDERS, Prepared, Unusable
+from pysite_agent.server.providers._base import StreamFailed
 
 logger = logging.getLogger("pysite_agent.server")
 
@@ -62,6 +72,8 @@ class Response:
     body: bytes = b""
     headers: Headers = field(default_factory=list)
     code: str | None = None
+    # A streaming reply: writes the body events (the response start is sent before).
+    stream: Callable[[Send, Receive, Outcome], Awaitable[None]] | None = None
 
 
 @dataclass
@@ -166,6 +178,10 @@ class ProxyApp:
             response = await self._internal(exc)
         outcome.status = response.status
         outcome.code = response.code
+        if response.stream is not None:
+            await self._send_stream(send, receive, response, outcome)
+            self._log(scope, outcome, started)
+            return
         # Logged before the answer leaves, so the line exists once the client has its answer.
         self._log(scope, outcome, started)
         await self._send(send, response)
@@ -298,6 +314,8 @@ class ProxyApp:
                 return response
         body = await self._body(scope, receive)
         prepared = self._prepare(body)
+        if _stream.wants_stream(scope):
+            return await self._open_stream(prepared, outcome)
         reply = await self._upstream(prepared, outcome)
         return Response(200, self._serialize(reply), [(b"content-type", b"application/json")])
 
@@ -505,6 +523,205 @@ class ProxyApp:
                 (b"access-control-expose-headers", b"retry-after"),
             ]
         raise _Refused(response)
+
+    # Streaming replies (protocol v1, streamEvent).
+
+    async def _open_stream(self, prepared: Prepared, outcome: Outcome) -> Response:
+        """Send the provider's streaming request and wait for its status.
+
+        A failure before the provider answers 2xx is refused as in :meth:`_upstream` (an
+        ordinary error answer); after that, the reply is the stream :meth:`_pump` writes.
+        """
+        o = self._options
+        request = self._provider.build_stream(prepared, o.base_url, o.api_key)
+        client = self._http_client()
+        deadline = asyncio.get_running_loop().time() + o.timeout_s
+        status: int | None = None
+        upstream: httpx.Response | None = None
+        try:
+            async with asyncio.timeout_at(deadline):
+                built = client.build_request(
+                    "POST",
+                    request.url,
+                    headers={**request.headers, "accept": "text/event-stream"},
+                    content=_jsonutil.dumps(request.body),
+                )
+                upstream = await client.send(built, stream=True)
+                status = upstream.status_code
+                outcome.upstream_status = status
+                if not 200 <= status < 300:
+                    raw = bytearray()
+                    async for chunk in upstream.aiter_bytes():
+                        raw += chunk
+                        if len(raw) > 2000:
+                            break
+                    value = upstream.headers.get("retry-after", "")
+                    retry_after = (
+                        value.encode("ascii") if value.isdigit() and int(value) <= 3600 else None
+                    )
+                    await upstream.aclose()
+                    await self._fail(
+                        UpstreamError,
+                        502,
+                        "upstream-error",
+                        status,
+                        None,
+                        detail=bytes(raw[:2000]).decode("utf-8", "replace"),
+                        retry_after=retry_after,
+                    )
+        except _Refused:
+            raise
+        except BaseException as exc:
+            if upstream is not None:
+                await upstream.aclose()
+            if isinstance(exc, TimeoutError | httpx.TimeoutException):
+                await self._fail(UpstreamTimeout, 504, "upstream-timeout", status, exc)
+            if isinstance(exc, httpx.HTTPError):
+                code = "upstream-error" if status is not None else "upstream-unreachable"
+                await self._fail(UpstreamError, 502, code, status, exc)
+            raise
+        opened = upstream
+
+        async def stream(send: Send, receive: Receive, outcome: Outcome) -> None:
+            await self._pump(opened, prepared, deadline, send, receive, outcome)
+
+        headers: Headers = [
+            (b"content-type", b"text/event-stream; charset=utf-8"),
+            (b"x-accel-buffering", b"no"),
+        ]
+        return Response(200, b"", headers, None, stream)
+
+    async def _send_stream(
+        self, send: Send, receive: Receive, response: Response, outcome: Outcome
+    ) -> None:
+        assert response.stream is not None
+        headers = [
+            *response.headers,
+            (b"cache-control", b"no-store"),
+            (b"x-content-type-options", b"nosniff"),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await response.stream(send, receive, outcome)
+
+    async def _pump(
+        self,
+        upstream: httpx.Response,
+        prepared: Prepared,
+        deadline: float,
+        send: Send,
+        receive: Receive,
+        outcome: Outcome,
+    ) -> None:
+        """Relay the provider's stream as protocol v1 events until the reply, an error or the
+        client's disconnect (then the upstream request is closed at once)."""
+        gone = False
+
+        async def write(body: bytes, more: bool = True) -> None:
+            nonlocal gone
+            if gone:
+                return
+            try:
+                await send({"type": "http.response.body", "body": body, "more_body": more})
+            except Exception:  # noqa: BLE001 - the client went away mid-write
+                gone = True
+
+        async def relay() -> None:
+            status = upstream.status_code
+            guard = _stream.KeyGuard(self._options.api_key)
+            reader = self._provider.stream_reader()
+            parser = SSEParser()
+            size = 0
+            try:
+                async with asyncio.timeout_at(deadline):
+                    async for chunk in upstream.aiter_bytes():
+                        size += len(chunk)
+                        if size > MAX_UPSTREAM_BYTES:
+                            raise _TooLarge
+                        for sse in parser.feed_bytes(chunk):
+                            for text in reader.feed(sse):
+                                safe = guard.feed(text)
+                                if safe:
+                                    await write(_stream.event("delta", {"text": safe}))
+                reply = reader.reply(prepared.names)
+                tail = guard.flush()
+                if tail:
+                    await write(_stream.event("delta", {"text": tail}))
+                body = format_event("reply", self._serialize(reply).decode("utf-8"))
+            except (TimeoutError, httpx.TimeoutException) as exc:
+                body = await self._stream_error(
+                    outcome, UpstreamTimeout, "upstream-timeout", status, exc
+                )
+            except (_TooLarge, httpx.HTTPError) as exc:
+                body = await self._stream_error(
+                    outcome, UpstreamError, "upstream-error", status, exc
+                )
+            except StreamFailed as exc:
+                body = await self._stream_error(
+                    outcome, UpstreamError, "upstream-error", status, None, exc.detail, str(exc)
+                )
+            except Unusable as exc:
+                body = await self._stream_error(
+                    outcome, UpstreamError, "upstream-error", status, None, exc.detail, str(exc)
+                )
+            except Exception as exc:  # noqa: BLE001 - the stream still ends with an error event
+                await self._report_internal("unexpected error while streaming a reply", exc)
+                body = _stream.event("error", {"error": _error_json("internal-error")})
+                outcome.code = "internal-error"
+            await write(body, more=False)
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+
+        relaying = asyncio.ensure_future(relay())
+        watching = asyncio.ensure_future(watch())
+        try:
+            await asyncio.wait({relaying, watching}, return_when=asyncio.FIRST_COMPLETED)
+            if not relaying.done():
+                outcome.status = 499  # the client went away: stop reading the provider
+                relaying.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await relaying
+        finally:
+            watching.cancel()
+            relaying.cancel()
+            await upstream.aclose()
+        if gone:
+            outcome.status = 499
+
+    async def _stream_error(
+        self,
+        outcome: Outcome,
+        kind: type[ProxyError],
+        code: str,
+        upstream_status: int,
+        exc: BaseException | None,
+        detail: str = "",
+        message: str | None = None,
+    ) -> bytes:
+        """Report a failure after the stream started; the ``error`` event to end it with."""
+        outcome.code = code
+        client_message = message or MESSAGES[code]
+        trace = ""
+        if exc is not None:
+            detail, trace = describe(exc, self._redact)
+        await self._report(
+            kind(
+                client_message,
+                provider=self._options.provider,
+                status=200,
+                code=code,
+                upstream_status=upstream_status,
+                detail=self._redact(detail)[:2000],
+                trace=trace,
+            )
+        )
+        error = {"code": code, "message": client_message}
+        return _stream.event("error", {"error": error})
+
+
+def _error_json(code: str) -> dict[str, str]:
+    return {"code": code, "message": MESSAGES[code]}
 
 
 def _redact_strings(value: Any, redact: Redactor) -> Any:

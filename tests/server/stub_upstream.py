@@ -5,7 +5,9 @@
   body, a delay (timeouts), a body cut short (a ``Content-Length`` larger than what is sent,
   then the connection closes), or a connection closed without an answer.
 - :class:`AppServer`: uvicorn serving an ASGI app in a thread, on a free port of 127.0.0.1.
-- Recorded shapes of each provider's public API (``anthropic_*``, ``openai_*``, ``gemini_*``).
+- Recorded shapes of each provider's public API (``anthropic_*``, ``openai_*``, ``gemini_*``),
+  and of their streaming APIs (:func:`stream_reply`: server-sent events as each provider sends
+  them, sent chunk by chunk with pauses; the stub notes when the client closes the stream).
 - :func:`serve_tool_chooser`: the app plus a stub upstream that always chooses one tool (and
   answers once a tool result came back), for end-to-end tests of the browser demo::
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import select
 import socket
 import threading
 import time
@@ -57,6 +60,10 @@ class Reply:
     delay_s: float = 0.0
     truncate_to: int | None = None  # send only this many body bytes, then close
     hang_up: bool = False  # close the connection without any answer
+    # A streamed answer: bytes are sent (and flushed) as they come, a float pauses that many
+    # seconds (watching for the client closing the connection). Sent without a length; the
+    # connection closes at the end.
+    stream: list[bytes | float] | None = None
 
     def payload(self) -> bytes:
         if isinstance(self.body, bytes):
@@ -91,6 +98,9 @@ class _Handler(BaseHTTPRequestHandler):
             deadline = time.monotonic() + reply.delay_s
             while time.monotonic() < deadline and not stub.stopping.is_set():
                 time.sleep(0.01)
+        if reply.stream is not None:
+            self._stream(reply)
+            return
         if reply.hang_up:
             self.close_connection = True
             with contextlib.suppress(OSError):
@@ -114,6 +124,44 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
+    def _stream(self, reply: Reply) -> None:
+        stub = self.server.stub
+        self.send_response(reply.status)
+        for key, value in {"content-type": "text/event-stream", **reply.headers}.items():
+            self.send_header(key, value)
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.flush()
+        self.close_connection = True
+        try:
+            for item in reply.stream or []:
+                if isinstance(item, float | int):
+                    if self._wait_for_close(float(item)):
+                        stub.closed_by_client.set()
+                        return
+                    continue
+                self.wfile.write(item)
+                self.wfile.flush()
+        except OSError:
+            stub.closed_by_client.set()
+            return
+        stub.stream_finished.set()
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _wait_for_close(self, seconds: float) -> bool:
+        """Pause; ``True`` as soon as the client closed its side of the connection."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not self.server.stub.stopping.is_set():
+            readable, _, _ = select.select([self.connection], [], [], 0.005)
+            if readable:
+                try:
+                    if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                        return True
+                except OSError:
+                    return True
+        return False
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -130,6 +178,8 @@ class StubUpstream:
         self.requests: list[Recorded] = []
         self.lock = threading.Lock()
         self.stopping = threading.Event()
+        self.closed_by_client = threading.Event()  # a streamed answer's client hung up
+        self.stream_finished = threading.Event()  # a streamed answer was sent to its end
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.stub = self
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -476,3 +526,225 @@ def serve_tool_chooser(
         )
         with AppServer(app) as server:
             yield f"{server.url}/"
+
+
+# Recorded shapes of the providers' streaming APIs.
+
+
+def _sse(event: str | None, data: Any, newline: str = "\n") -> bytes:
+    text = data if isinstance(data, str) else json.dumps(data)
+    head = f"event: {event}{newline}" if event else ""
+    return f"{head}data: {text}{newline}{newline}".encode()
+
+
+def anthropic_stream(
+    texts: list[str], tool: tuple[str, dict[str, Any]] | None = None, end: bool = True
+) -> list[bytes]:
+    """A Messages stream: a text block in ``texts`` fragments, then maybe a ``tool_use`` block
+    whose input arrives as ``input_json_delta`` pieces."""
+    out = [
+        _sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_01Stream",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [],
+                    "model": MODEL,
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 25, "output_tokens": 1},
+                },
+            },
+        ),
+        _sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+        ),
+        _sse("ping", {"type": "ping"}),
+    ]
+    out += [
+        _sse(
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}},
+        )
+        for t in texts
+    ]
+    out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
+    stop = "end_turn"
+    if tool is not None:
+        stop = "tool_use"
+        name, arguments = tool
+        out.append(
+            _sse(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 1,
+                    "content_block": {
+                        "type": "tool_use",
+                        "id": "toolu_01S",
+                        "name": name,
+                        "input": {},
+                    },
+                },
+            )
+        )
+        raw = json.dumps(arguments)
+        for piece in ["", raw[: len(raw) // 2], raw[len(raw) // 2 :]]:
+            out.append(
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 1,
+                        "delta": {"type": "input_json_delta", "partial_json": piece},
+                    },
+                )
+            )
+        out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": 1}))
+    if end:
+        out.append(
+            _sse(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": 15},
+                },
+            )
+        )
+        out.append(_sse("message_stop", {"type": "message_stop"}))
+    return out
+
+
+def anthropic_stream_error() -> bytes:
+    return _sse(
+        "error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    )
+
+
+def _openai_chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    return _sse(
+        None,
+        {
+            "id": "chatcmpl-S1",
+            "object": "chat.completion.chunk",
+            "created": 1_700_000_000,
+            "model": MODEL,
+            "system_fingerprint": None,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        },
+    )
+
+
+def openai_stream(
+    texts: list[str], tool: tuple[str, dict[str, Any]] | None = None, end: bool = True
+) -> list[bytes]:
+    """A Chat Completions stream: ``content`` fragments, maybe one tool call whose arguments
+    arrive in pieces, the ``finish_reason`` chunk and ``[DONE]``."""
+    out = [_openai_chunk({"role": "assistant", "content": "", "refusal": None})]
+    out += [_openai_chunk({"content": t}) for t in texts]
+    finish = "stop"
+    if tool is not None:
+        finish = "tool_calls"
+        name, arguments = tool
+        raw = json.dumps(arguments)
+        out.append(
+            _openai_chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": "call_S1",
+                            "type": "function",
+                            "function": {"name": name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
+        for piece in (raw[: len(raw) // 2], raw[len(raw) // 2 :]):
+            out.append(
+                _openai_chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
+            )
+    if end:
+        out.append(_openai_chunk({}, finish))
+        out.append(_sse(None, "[DONE]"))
+    return out
+
+
+def openai_stream_error() -> bytes:
+    return _sse(None, {"error": {"message": "The server had an error", "type": "server_error"}})
+
+
+def gemini_stream(
+    texts: list[str], tool: tuple[str, dict[str, Any]] | None = None, end: bool = True
+) -> list[bytes]:
+    """``streamGenerateContent?alt=sse``: one ``GenerateContentResponse`` per event (CR LF
+    separated, as Gemini sends them), text parts in fragments, a ``functionCall`` whole, and
+    ``finishReason`` on the last."""
+    chunks: list[dict[str, Any]] = [{"text": t} for t in texts]
+    if tool is not None:
+        name, arguments = tool
+        chunks.append(
+            {
+                "functionCall": {"name": name, "args": arguments},
+                "thoughtSignature": "CiQBVKhc7w3bQ==",
+            }
+        )
+    out = []
+    for i, part in enumerate(chunks):
+        candidate: dict[str, Any] = {"content": {"parts": [part], "role": "model"}, "index": 0}
+        if end and i == len(chunks) - 1:
+            candidate["finishReason"] = "STOP"
+        out.append(
+            _sse(
+                None,
+                {
+                    "candidates": [candidate],
+                    "usageMetadata": {"promptTokenCount": 5, "totalTokenCount": 5},
+                    "modelVersion": MODEL,
+                    "responseId": "resp-S1",
+                },
+                "\r\n",
+            )
+        )
+    return out
+
+
+def gemini_stream_error() -> bytes:
+    return _sse(
+        None,
+        {"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}},
+        "\r\n",
+    )
+
+
+def stream_reply(
+    provider: str,
+    texts: list[str],
+    tool: tuple[str, dict[str, Any]] | None = None,
+    *,
+    end: bool = True,
+) -> list[bytes]:
+    """A provider's recorded stream shape: ``texts`` as answer fragments, then maybe ``tool``
+    (name, arguments); ``end=False`` leaves out the end markers (a cut-off stream)."""
+    make = {"anthropic": anthropic_stream, "openai": openai_stream, "gemini": gemini_stream}
+    return make[provider](texts, tool, end)
+
+
+def stream_error(provider: str) -> bytes:
+    """The error event a provider sends inside a stream."""
+    make = {
+        "anthropic": anthropic_stream_error,
+        "openai": openai_stream_error,
+        "gemini": gemini_stream_error,
+    }
+    return make[provider]()

@@ -7,6 +7,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pysite_agent.core.sse import ServerSentEvent
 from pysite_agent.server._conversation import Item
 from pysite_agent.server.names import NameMap, NameRule
 
@@ -46,6 +47,33 @@ TRUNCATED_CALL = "The model stopped before finishing its tool call (output token
 NO_REPLY = "The model provider returned no usable reply."
 
 
+STREAM_CUT = "The model provider's stream ended before the reply was complete."
+STREAM_FAILED = "The model provider reported an error during the answer."
+
+
+class StreamFailed(Exception):
+    """The provider's stream carried an error event (``detail``: its data, for the logs)."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(STREAM_FAILED)
+        self.detail = detail
+
+
+class StreamReader(Protocol):
+    """Reads one provider stream: ``feed`` each server-sent event, get the answer text it adds.
+
+    ``feed`` returns new fragments of answer text (never tool-call JSON; may be empty) and
+    raises :class:`StreamFailed` for an error event or :class:`Unusable` for unreadable data.
+    ``reply(names)`` gives the protocol v1 reply once the stream ended (the same rules as the
+    provider's ``parse``, applied to the reply the stream adds up to), or raises
+    :class:`Unusable` (``STREAM_CUT`` when the stream stopped before its end marker).
+    """
+
+    def feed(self, event: ServerSentEvent) -> list[str]: ...
+
+    def reply(self, names: NameMap) -> dict[str, Any]: ...
+
+
 class Provider(Protocol):
     name: str
     name_rule: NameRule
@@ -53,6 +81,24 @@ class Provider(Protocol):
     def build(self, prepared: Prepared, base_url: str, api_key: str) -> UpstreamRequest: ...
 
     def parse(self, data: Any, names: NameMap) -> dict[str, Any]: ...
+
+    def build_stream(self, prepared: Prepared, base_url: str, api_key: str) -> UpstreamRequest:
+        """The provider's streaming request for the same turn (same body, streaming on)."""
+        ...
+
+    def stream_reader(self) -> StreamReader: ...
+
+
+def event_json(event: ServerSentEvent) -> Any:
+    """An event's data as JSON (:class:`Unusable` when it is not)."""
+    from pysite_agent.server import _jsonutil
+
+    try:
+        return _jsonutil.loads(event.data)
+    except ValueError:
+        raise Unusable(
+            UNREADABLE, f"a stream event that is not JSON: {event.data[:200]!r}"
+        ) from None
 
 
 def new_call_id() -> str:

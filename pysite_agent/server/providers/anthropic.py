@@ -7,23 +7,35 @@ The conversation is already normalised (see :mod:`pysite_agent.server._conversat
 ``tool_use`` is followed by a user turn that starts with its ``tool_result``, and no text block is
 empty. Reply: the first ``tool_use`` block, else the text blocks. A ``tool_use`` cut off by
 ``stop_reason: "max_tokens"`` is refused (:class:`Unusable`), never passed on as a call.
+
+Streaming (``"stream": true``): server-sent events ``message_start``, ``content_block_start``,
+``content_block_delta`` (``text_delta`` text, ``input_json_delta`` partial JSON of a tool's
+input), ``content_block_stop``, ``message_delta`` (``stop_reason``), ``message_stop``, ``ping``
+and ``error``. :class:`AnthropicStream` adds them up to the message ``parse`` reads; text
+deltas are passed on as they come.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from pysite_agent.core.sse import ServerSentEvent
 from pysite_agent.server._conversation import AssistantText, Call, Result, UserText
 from pysite_agent.server.names import ANTHROPIC_NAMES, NameMap, NameRule
 from pysite_agent.server.providers._base import (
+    STREAM_CUT,
     TRUNCATED_CALL,
     UNREADABLE,
     Prepared,
+    StreamFailed,
     Unusable,
     UpstreamRequest,
     answer_reply,
     as_object,
+    event_json,
     obj,
+    parse_arguments,
     root_object_schema,
     tool_reply,
 )
@@ -123,6 +135,70 @@ class Anthropic:
             if kind == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
         return answer_reply("".join(texts))
+
+    def build_stream(self, prepared: Prepared, base_url: str, api_key: str) -> UpstreamRequest:
+        request = self.build(prepared, base_url, api_key)
+        return UpstreamRequest(request.url, request.headers, {**request.body, "stream": True})
+
+    def stream_reader(self) -> AnthropicStream:
+        return AnthropicStream()
+
+
+class AnthropicStream:
+    """Adds up an Anthropic message stream (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._partial: dict[int, list[str]] = {}
+        self._stop_reason: Any = None
+        self._ended = False
+
+    def feed(self, event: ServerSentEvent) -> list[str]:
+        data = obj(event_json(event), "a stream event")
+        kind = data.get("type", event.event)
+        if kind == "error" or event.event == "error":
+            raise StreamFailed(json.dumps(data)[:2000])
+        if kind == "content_block_start":
+            index, start = data.get("index"), obj(data.get("content_block"), "a content block")
+            if not isinstance(index, int):
+                raise Unusable(UNREADABLE, "content_block_start without an index")
+            self._blocks[index] = dict(start)
+            if start.get("type") == "tool_use":
+                self._partial[index] = []
+            text = start.get("text")
+            return [text] if start.get("type") == "text" and isinstance(text, str) and text else []
+        if kind == "content_block_delta":
+            index, delta = data.get("index"), obj(data.get("delta"), "a delta")
+            current = self._blocks.get(index) if isinstance(index, int) else None
+            if current is None:
+                raise Unusable(UNREADABLE, "a delta for a block that did not start")
+            if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
+                current["text"] = current.get("text", "") + delta["text"]
+                return [delta["text"]] if delta["text"] else []
+            if delta.get("type") == "input_json_delta" and isinstance(index, int):
+                partial = delta.get("partial_json")
+                if isinstance(partial, str):
+                    self._partial.setdefault(index, []).append(partial)
+            return []
+        if kind == "message_delta":
+            change = data.get("delta")
+            if isinstance(change, dict) and "stop_reason" in change:
+                self._stop_reason = change["stop_reason"]
+        elif kind == "message_stop":
+            self._ended = True
+        return []
+
+    def reply(self, names: NameMap) -> dict[str, Any]:
+        if not self._ended:
+            raise Unusable(STREAM_CUT, "no message_stop")
+        content = []
+        for index in sorted(self._blocks):
+            block = self._blocks[index]
+            if block.get("type") == "tool_use":
+                text = "".join(self._partial.get(index, []))
+                block = {**block, "input": parse_arguments(text) if text.strip() else {}}
+            content.append(block)
+        return ANTHROPIC.parse({"content": content, "stop_reason": self._stop_reason}, names)
 
 
 ANTHROPIC = Anthropic()

@@ -12,24 +12,34 @@
   answer 400 for a function call without a signature, and skip validation for this value.
 - Tool schemas are reduced to the OpenAPI subset Gemini accepts (:func:`reduce_schema`).
 - Results go back as ``functionResponse`` parts: ``{"output": text}`` or ``{"error": text}``.
+- Streaming: ``:streamGenerateContent?alt=sse`` answers server-sent events whose ``data`` is
+  each a ``GenerateContentResponse`` holding the next parts (text in fragments, a
+  ``functionCall`` whole); the last one has ``finishReason``. :class:`GeminiStream` joins the
+  parts into the response ``parse`` reads; text parts (not ``thought``) are passed on as they
+  come. An ``{"error": ...}`` object in the stream is a failure.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 from urllib.parse import quote
 
+from pysite_agent.core.sse import ServerSentEvent
 from pysite_agent.server._conversation import AssistantText, Call, Result, UserText
 from pysite_agent.server.names import GEMINI_NAMES, NameMap, NameRule
 from pysite_agent.server.providers._base import (
     NO_REPLY,
+    STREAM_CUT,
     TRUNCATED_CALL,
     UNREADABLE,
     Prepared,
+    StreamFailed,
     Unusable,
     UpstreamRequest,
     answer_reply,
     as_object,
+    event_json,
     obj,
     tool_reply,
 )
@@ -325,6 +335,59 @@ class Gemini:
         if not texts and finish not in (None, "STOP", "MAX_TOKENS"):
             raise Unusable(NO_REPLY, f"no text, finishReason {finish!r}")
         return answer_reply("".join(texts))
+
+    def build_stream(self, prepared: Prepared, base_url: str, api_key: str) -> UpstreamRequest:
+        request = self.build(prepared, base_url, api_key)
+        url = request.url.removesuffix(":generateContent") + ":streamGenerateContent?alt=sse"
+        return UpstreamRequest(url, request.headers, request.body)
+
+    def stream_reader(self) -> GeminiStream:
+        return GeminiStream()
+
+
+class GeminiStream:
+    """Joins a ``streamGenerateContent`` stream into one response (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._parts: list[Any] = []
+        self._finish: Any = None
+        self._candidates = False
+        self._blocked: Any = None
+
+    def feed(self, event: ServerSentEvent) -> list[str]:
+        data = obj(event_json(event), "a stream chunk")
+        if "error" in data:
+            raise StreamFailed(json.dumps(data)[:2000])
+        feedback = data.get("promptFeedback")
+        if isinstance(feedback, dict) and feedback.get("blockReason"):
+            self._blocked = feedback["blockReason"]
+        candidates = data.get("candidates")
+        if not isinstance(candidates, list) or not candidates:
+            return []
+        self._candidates = True
+        candidate = obj(candidates[0], "a candidate")
+        if candidate.get("finishReason") is not None:
+            self._finish = candidate["finishReason"]
+        content = candidate.get("content")
+        parts = content.get("parts") if isinstance(content, dict) else None
+        out: list[str] = []
+        for part in parts if isinstance(parts, list) else []:
+            self._parts.append(part)
+            if isinstance(part, dict) and part.get("thought") is not True:
+                text = part.get("text")
+                if isinstance(text, str) and text and "functionCall" not in part:
+                    out.append(text)
+        return out
+
+    def reply(self, names: NameMap) -> dict[str, Any]:
+        if self._blocked is not None and not self._candidates:
+            raise Unusable(NO_REPLY, f"prompt blocked: {self._blocked!r}")
+        if self._finish is None:
+            raise Unusable(STREAM_CUT, "no finishReason")
+        candidate: dict[str, Any] = {"finishReason": self._finish, "index": 0}
+        if self._parts:
+            candidate["content"] = {"parts": self._parts, "role": "model"}
+        return GEMINI.parse({"candidates": [candidate]}, names)
 
 
 GEMINI = Gemini()

@@ -7,6 +7,12 @@ step) and ``max_completion_tokens``. Reply: the first tool call of ``choices[0].
 ``arguments`` string parsed safely: anything but a JSON object is passed on as the string, which
 the browser refuses as an invalid call), else its ``content`` (or ``refusal``). A tool call cut
 off by ``finish_reason: "length"`` is refused, never passed on.
+
+Streaming (``"stream": true``): ``data:`` events of ``chat.completion.chunk`` objects whose
+``choices[0].delta`` holds ``content`` text, ``refusal`` text or ``tool_calls`` pieces (by
+``index``: ``id`` and ``function.name`` first, then ``function.arguments`` in fragments),
+``finish_reason`` on the last chunk, then ``data: [DONE]``. An ``{"error": ...}`` object in the
+stream is a failure. :class:`OpenAIStream` adds the chunks up to the message ``parse`` reads.
 """
 
 from __future__ import annotations
@@ -14,15 +20,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pysite_agent.core.sse import ServerSentEvent
 from pysite_agent.server._conversation import AssistantText, Call, Result, UserText
 from pysite_agent.server.names import OPENAI_NAMES, NameMap, NameRule
 from pysite_agent.server.providers._base import (
+    STREAM_CUT,
     TRUNCATED_CALL,
     UNREADABLE,
     Prepared,
+    StreamFailed,
     Unusable,
     UpstreamRequest,
     answer_reply,
+    event_json,
     obj,
     parse_arguments,
     root_object_schema,
@@ -133,6 +143,84 @@ class OpenAI:
         if not text and isinstance(message.get("refusal"), str):
             text = message["refusal"]
         return answer_reply(text)
+
+    def build_stream(self, prepared: Prepared, base_url: str, api_key: str) -> UpstreamRequest:
+        request = self.build(prepared, base_url, api_key)
+        return UpstreamRequest(request.url, request.headers, {**request.body, "stream": True})
+
+    def stream_reader(self) -> OpenAIStream:
+        return OpenAIStream()
+
+
+class OpenAIStream:
+    """Adds up a Chat Completions stream (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._refusal: list[str] = []
+        self._calls: dict[int, dict[str, Any]] = {}
+        self._finish: Any = None
+        self._ended = False
+
+    def feed(self, event: ServerSentEvent) -> list[str]:
+        if event.data.strip() == "[DONE]":
+            self._ended = True
+            return []
+        data = obj(event_json(event), "a chunk")
+        if "error" in data:
+            raise StreamFailed(json.dumps(data)[:2000])
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices:
+            return []  # e.g. the usage chunk
+        choice = obj(choices[0], "a choice")
+        if choice.get("finish_reason") is not None:
+            self._finish = choice["finish_reason"]
+        delta = choice.get("delta")
+        if not isinstance(delta, dict):
+            return []
+        out: list[str] = []
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            self._text.append(content)
+            out.append(content)
+        if isinstance(delta.get("refusal"), str):
+            self._refusal.append(delta["refusal"])
+        calls = delta.get("tool_calls")
+        for piece in calls if isinstance(calls, list) else []:
+            piece = obj(piece, "a tool call piece")
+            index = piece.get("index", 0)
+            call = self._calls.setdefault(
+                index if isinstance(index, int) else 0, {"id": None, "name": "", "arguments": ""}
+            )
+            if isinstance(piece.get("id"), str):
+                call["id"] = piece["id"]
+            function = piece.get("function")
+            if isinstance(function, dict):
+                if isinstance(function.get("name"), str):
+                    call["name"] += function["name"]
+                if isinstance(function.get("arguments"), str):
+                    call["arguments"] += function["arguments"]
+        return out
+
+    def reply(self, names: NameMap) -> dict[str, Any]:
+        if not self._ended and self._finish is None:
+            raise Unusable(STREAM_CUT, "neither finish_reason nor [DONE]")
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": "".join(self._text) or None,
+            "refusal": "".join(self._refusal) or None,
+        }
+        if self._calls:
+            message["tool_calls"] = [
+                {
+                    "id": call["id"],
+                    "type": "function",
+                    "function": {"name": call["name"], "arguments": call["arguments"]},
+                }
+                for _, call in sorted(self._calls.items())
+            ]
+        data = {"choices": [{"index": 0, "message": message, "finish_reason": self._finish}]}
+        return OPENAI.parse(data, names)
 
 
 OPENAI = OpenAI()
