@@ -68,6 +68,33 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _stream(self, path: str) -> None:
+        """Protocol v1's streaming reply, one event at a time (``/stream-error``: an error
+        event after the first delta; ``/stream-hold``: a pause of 3 s after it)."""
+        self.send_response(200)
+        self._cors()
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+        def event(name: str, data: Any) -> None:
+            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            self.wfile.flush()
+            time.sleep(0.02)
+
+        try:
+            event("delta", {"text": "Two "})
+            if path == "/stream-error":
+                event("error", {"error": {"code": "upstream-error", "message": "stub failed"}})
+                return
+            if path == "/stream-hold":
+                time.sleep(3.0)
+            event("delta", {"text": "mugs \u2615."})
+            event("reply", {"type": "answer", "text": "Two mugs \u2615."})
+        except OSError:
+            pass  # the page stopped reading
+
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(length).decode()
@@ -95,6 +122,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/slow":
             time.sleep(2.0)
             self._send(200, {"type": "answer", "text": "too late"})
+        elif path.startswith("/stream"):
+            self._stream(path)
         elif path == "/script":
             with self.stub.lock:
                 reply = self.stub.script.pop(0)
@@ -255,3 +284,63 @@ def test_a_whole_run_through_the_stub(selenium: Any, stub: tuple[Stub, str]) -> 
     assert all(problems("protocol-v1", b, "request") == [] for b in bodies)
     assert [m["role"] for m in bodies[1]["messages"]] == ["user", "assistant", "tool"]
     assert bodies[1]["messages"][2]["toolCallId"] == "call-1"
+
+
+@run_in_pyodide(packages=["pysite-agent"])
+async def _streamed(selenium, base):
+    import asyncio
+
+    import pytest
+
+    from pysite_agent import ffi
+    from pysite_agent.core.errors import SiteAgentError
+    from pysite_agent.core.signals import AbortController, AbortedError
+    from pysite_agent.core.types import ModelRequest
+    from pysite_agent.models.proxy import proxy
+
+    def request(fragments, signal=None):
+        return ModelRequest(
+            instructions="Be brief.",
+            messages=[{"role": "user", "content": "find a mug"}],
+            tools=[],
+            signal=signal,
+            on_text=fragments.append,
+        )
+
+    count = ffi.pyproxy_tracing(True)
+    try:
+        baseline = count()
+        fragments = []
+        reply = await proxy(base + "/stream").respond(request(fragments))
+        assert reply == {"type": "answer", "text": "Two mugs \u2615."}
+        assert fragments == ["Two ", "mugs \u2615."]
+
+        fragments = []
+        with pytest.raises(SiteAgentError) as info:
+            await proxy(base + "/stream-error").respond(request(fragments))
+        assert info.value.code == "model-error" and "during the answer" in info.value.message
+        assert fragments == ["Two "]
+
+        fragments = []
+        controller = AbortController()
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.3, controller.abort, "stop")
+        started = loop.time()
+        with pytest.raises(AbortedError):
+            await proxy(base + "/stream-hold").respond(request(fragments, controller.signal))
+        assert loop.time() - started < 2.0  # the body read was aborted, not waited out
+        assert fragments == ["Two "]
+
+        # Without on_text the same endpoint is asked for JSON only.
+        assert (await proxy(base + "/answer").respond(request([]))) is not None
+        assert count() == baseline, "the stream left PyProxies behind"
+    finally:
+        ffi.pyproxy_tracing(False)
+
+
+def test_a_streaming_reply_over_real_fetch(selenium: Any, stub: tuple[Stub, str]) -> None:
+    state, base = stub
+    state.requests.clear()
+    _streamed(selenium, base)
+    accepts = [{k.lower(): v for k, v in r["headers"].items()}["accept"] for r in state.requests]
+    assert accepts[:3] == ["text/event-stream, application/json"] * 3
