@@ -14,7 +14,8 @@ import {
   hasNativeModelContext,
   isShim,
 } from './web/webmcp-shim.js';
-import { defineSiteAgent, configureRuntime, loadRuntime, DEFAULT_STRINGS } from './web/element.js';
+import { defineSiteAgent, DEFAULT_STRINGS } from './web/element.js';
+import { configureRuntime, loadRuntime } from './web/runtime.js';
 
 if (typeof document !== 'undefined' && !document.modelContext) installShim();
 defineSiteAgent(import.meta.url);

@@ -1,9 +1,11 @@
 // <site-agent>: the launcher, the panel, the confirmation card. No agent logic lives here:
 // the Python controller (pysite_agent/browser/element.py) runs the agent; this file renders
-// its events and forwards the visitor's decisions. Model and tool text is always set with
-// textContent, never as HTML.
+// its events and forwards the visitor's decisions. Where Python runs is web/runtime.js's
+// business; the element reaches its controller through a connection (web/channel.js).
+// Model and tool text is always set with textContent, never as HTML.
 import { styles } from './element-styles.js';
 import { createModelContext } from './webmcp-shim.js';
+import { connectAgent, mark, setBaseURL } from './runtime.js';
 
 // ---------------------------------------------------------------------------- strings
 
@@ -66,116 +68,6 @@ export const DEFAULT_STRINGS = {
 const fmt = (text, values = {}) =>
   String(text).replace(/\{(\w+)\}/g, (m, key) => (key in values ? String(values[key]) : m));
 
-// ---------------------------------------------------------------------------- runtime
-
-let base = new URL('../', import.meta.url).href; // the folder of loader.js
-const runtimeOptions = {};
-let runtime = null;
-const progressListeners = new Set();
-
-/** Marks for the benchmarks: performance.getEntriesByName('site-agent:ready'). */
-const mark = (name) => {
-  try {
-    performance.mark(`site-agent:${name}`);
-  } catch {}
-};
-
-/**
- * Where Python comes from (call before the first panel opens; `window.pysiteAgent` is read
- * too, and loses to this). Options: `indexURL` (Pyodide's folder; default `pyodide/` next to
- * loader.js), `lockFileURL`, `packages`, `pyodide` (a running Pyodide, a promise of one or a
- * function returning either: PyScript pages), `bootURL` (default `web/boot.js`).
- */
-export function configureRuntime(options = {}) {
-  Object.assign(runtimeOptions, options);
-}
-
-export function setBaseURL(url) {
-  base = new URL('./', url).href;
-}
-
-function runtimeSettings() {
-  const o = { ...(globalThis.pysiteAgent || {}), ...runtimeOptions };
-  const dir = (url) => {
-    const href = new URL(url, base).href;
-    return href.endsWith('/') ? href : `${href}/`;
-  };
-  const out = { indexURL: dir(o.indexURL ?? 'pyodide/') };
-  if (o.lockFileURL) out.lockFileURL = new URL(o.lockFileURL, base).href;
-  if (o.packages) out.packages = o.packages;
-  return { settings: out, pyodide: o.pyodide, bootURL: new URL(o.bootURL ?? 'web/boot.js', base).href };
-}
-
-/**
- * Pyodide compiles WebAssembly, which a Content-Security-Policy allows with 'wasm-unsafe-eval'
- * in script-src. A policy that blocks it can leave the start hanging instead of failing;
- * this turns a violation by our own files (under `folders`) into an error.
- */
-function watchCSP(folders) {
-  const controller = new AbortController();
-  let stop = () => {};
-  const ours = (file) => !!file && folders.some((folder) => file.startsWith(folder));
-  const blocked = new Promise((_, reject) => {
-    if (typeof document === 'undefined') return;
-    const onViolation = (event) => {
-      const wasm = event.blockedURI === 'wasm-eval';
-      if (!(wasm && (!event.sourceFile || ours(event.sourceFile)))
-        && !(event.blockedURI === 'eval' && ours(event.sourceFile))) return;
-      const keyword = event.blockedURI === 'eval' ? "'unsafe-eval'" : "'wasm-unsafe-eval'";
-      const error = new Error(`The page's Content-Security-Policy blocks ${keyword}, which Python (Pyodide) needs in script-src.`);
-      controller.abort(error);
-      reject(error);
-    };
-    document.addEventListener('securitypolicyviolation', onViolation);
-    stop = () => document.removeEventListener('securitypolicyviolation', onViolation);
-  });
-  blocked.catch(() => {});
-  return { blocked, signal: controller.signal, stop: () => stop() };
-}
-
-/**
- * Starts Python once per page (later calls share it) and resolves to the Pyodide instance
- * with pysite_agent installed. `onProgress(p)` gets boot.js's progress reports. A failed
- * start can be retried by calling again.
- */
-export function loadRuntime({ onProgress } = {}) {
-  if (onProgress) progressListeners.add(onProgress);
-  if (!runtime) {
-    const { settings, pyodide, bootURL } = runtimeSettings();
-    const csp = watchCSP([base, settings.indexURL]);
-    runtime = Promise.race([(async () => {
-      mark('boot-start');
-      let given = typeof pyodide === 'function' ? pyodide() : pyodide;
-      given = await given;
-      const { bootPython } = await import(bootURL);
-      const py = await bootPython({
-        ...settings,
-        signal: csp.signal,
-        pyodide: given ?? undefined,
-        onProgress: (p) => {
-          if (p?.phase && (p.loaded === 0 || p.loaded === p.total)) {
-            mark(`${p.phase}:${p.loaded === p.total ? 'end' : 'start'}`);
-          }
-          for (const fn of progressListeners) {
-            try {
-              fn(p);
-            } catch {}
-          }
-        },
-      });
-      mark('boot-end');
-      return py;
-    })(), csp.blocked]);
-    runtime.then(csp.stop, csp.stop);
-    runtime.catch(() => {
-      runtime = null;
-    });
-  }
-  const done = () => onProgress && progressListeners.delete(onProgress);
-  runtime.then(done, done);
-  return runtime;
-}
-
 // ---------------------------------------------------------------------------- helpers
 
 function h(tag, props = {}, ...children) {
@@ -195,17 +87,6 @@ function agentError(error) {
   e.name = 'SiteAgentError';
   e.code = error?.code || 'model-error';
   return e;
-}
-
-// `proxy.method(...)` would leave the bound-method PyProxy alive until garbage collection:
-// take it, call it, destroy it.
-function callPy(proxy, name, ...args) {
-  const method = proxy[name];
-  try {
-    return method(...args);
-  } finally {
-    method.destroy();
-  }
 }
 
 const unwrap = (text) => {
@@ -235,7 +116,7 @@ export class SiteAgentElement extends HTMLElement {
   #ui = {};
   #options = {};
   #strings = {};
-  #controller = null;
+  #agent = null; // the connection to the Python controller (web/channel.js)
   #ready = null; // promise: Python + agent
   #state = 'idle'; // idle | loading | failed | ready
   #status = null; // the controller's status
@@ -414,7 +295,7 @@ export class SiteAgentElement extends HTMLElement {
   /** Stops the running run; a pending card closes as denied. */
   stop() {
     this.#card?.finish(false);
-    if (this.#controller) this.#call('abort');
+    if (this.#agent) this.#call('abort');
   }
 
   /**
@@ -425,7 +306,7 @@ export class SiteAgentElement extends HTMLElement {
   reset() {
     this.#currentRun = null; // from now on, events of the old run are stale
     this.#card?.finish(false);
-    if (this.#controller) this.#call('reset');
+    if (this.#agent) this.#call('reset');
     this.#running = false;
     this.#ui.log.replaceChildren();
     this.#tools.clear();
@@ -434,7 +315,7 @@ export class SiteAgentElement extends HTMLElement {
   }
 
   #call(name, ...args) {
-    return callPy(this.#controller, name, ...args);
+    return this.#agent.call(name, ...args);
   }
 
   // ---- boot
@@ -443,18 +324,11 @@ export class SiteAgentElement extends HTMLElement {
     if (this.#ready) return this.#ready;
     this.#ready = (async () => {
       this.#setState('loading');
-      const py = await loadRuntime({ onProgress: (p) => this.#bootProgress(p) });
-      this.#bootProgress({ phase: 'agent' });
-      const mod = py.pyimport('pysite_agent.browser.element');
-      try {
-        this.#controller = callPy(mod, 'create_controller', this.#bridge());
-      } finally {
-        mod.destroy();
-      }
+      this.#agent = await connectAgent(this.#bridge(), { onProgress: (p) => this.#bootProgress(p) });
       await this.#configure(false);
       mark('ready');
       this.#setState('ready');
-      return this.#controller;
+      return this.#agent;
     })();
     this.#ready.catch((error) => {
       this.#ready = null;
@@ -516,13 +390,13 @@ export class SiteAgentElement extends HTMLElement {
   // Attribute and option changes, coalesced per task; each waits for the one before, and
   // Python's configure() waits for a running run (then the conversation starts fresh).
   #scheduleConfigure() {
-    if (!this.#controller || this.#configQueued) return;
+    if (!this.#agent || this.#configQueued) return;
     this.#configQueued = true;
     const previous = this.#configuring ?? Promise.resolve();
     const next = previous.then(async () => {
       await Promise.resolve();
       this.#configQueued = false;
-      if (this.#controller) await this.#configure(true);
+      if (this.#agent) await this.#configure(true);
     }).catch(() => {});
     this.#configuring = next;
     next.then(() => {
@@ -704,7 +578,7 @@ export class SiteAgentElement extends HTMLElement {
   async #run(text, handle = null) {
     await this.#boot();
     if (!this.#running && this.#configuring) await this.#configuring;
-    if (!this.#controller) throw agentError({ code: 'config', message: 'The element was removed.' });
+    if (!this.#agent) throw agentError({ code: 'config', message: 'The element was removed.' });
     const id = ++this.#runSeq; // Python tags this run's events with it
     if (handle) handle.id = id;
     return unwrap(await this.#call('run', text, id));
@@ -884,16 +758,10 @@ export class SiteAgentElement extends HTMLElement {
     this.#state = 'idle';
   }
 
-  // Python's close() releases the agent; destroy() is the PyProxy's own (frees the proxy).
   #release() {
-    const controller = this.#controller;
-    this.#controller = null;
-    if (!controller) return;
-    try {
-      callPy(controller, 'close');
-    } finally {
-      controller.destroy();
-    }
+    const agent = this.#agent;
+    this.#agent = null;
+    agent?.close();
   }
 }
 

@@ -84,6 +84,7 @@ def test_launcher_at_once_and_no_python_before_interaction(open_page: Any, site:
         "/loader.js",
         "/web/element-styles.js",
         "/web/element.js",
+        "/web/runtime.js",
         "/web/webmcp-shim.js",
     ]
     bundle = e2e_bundle()

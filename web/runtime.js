@@ -1,0 +1,58 @@
+// Where Python comes from: the runtime's configuration, loaded with the element. The code
+// that starts Python (web/runtime-host.js) and the connection to it (web/channel.js) are
+// imported only when an element first needs Python, so they cost nothing before the first
+// interaction.
+
+let base = new URL('../', import.meta.url).href; // the folder of loader.js
+const runtimeOptions = {};
+
+/** Marks for the benchmarks: performance.getEntriesByName('site-agent:ready'). */
+export const mark = (name) => {
+  try {
+    performance.mark(`site-agent:${name}`);
+  } catch {}
+};
+
+/**
+ * Where Python comes from (call before the first panel opens; `window.pysiteAgent` is read
+ * too, and loses to this). Options: `indexURL` (Pyodide's folder; default `pyodide/` next to
+ * loader.js), `lockFileURL`, `packages`, `pyodide` (a running Pyodide, a promise of one or a
+ * function returning either: PyScript pages), `bootURL` (default `web/boot.js`).
+ */
+export function configureRuntime(options = {}) {
+  Object.assign(runtimeOptions, options);
+}
+
+export function setBaseURL(url) {
+  base = new URL('./', url).href;
+}
+
+/** The merged settings: Pyodide's folder and lock, packages, a given Pyodide, boot.js. */
+export function runtimeSettings() {
+  const o = { ...(globalThis.pysiteAgent || {}), ...runtimeOptions };
+  const dir = (url) => {
+    const href = new URL(url, base).href;
+    return href.endsWith('/') ? href : `${href}/`;
+  };
+  const out = { indexURL: dir(o.indexURL ?? 'pyodide/') };
+  if (o.lockFileURL) out.lockFileURL = new URL(o.lockFileURL, base).href;
+  if (o.packages) out.packages = o.packages;
+  return { base, settings: out, pyodide: o.pyodide, bootURL: new URL(o.bootURL ?? 'web/boot.js', base).href };
+}
+
+/**
+ * Starts Python once per page (later calls share it) and resolves to the Pyodide instance
+ * with pysite_agent installed. `onProgress(p)` gets boot.js's progress reports. A failed
+ * start can be retried by calling again. (web/runtime-host.js)
+ */
+export function loadRuntime(options) {
+  return import('./runtime-host.js').then((host) => host.loadRuntime(options));
+}
+
+/**
+ * Starts Python and connects one element to a fresh Python controller (web/runtime-host.js).
+ * Resolves to the connection `{call(name, ...args), close()}` (web/channel.js).
+ */
+export function connectAgent(bridge, options) {
+  return import('./runtime-host.js').then((host) => host.connectAgent(bridge, options));
+}
