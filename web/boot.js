@@ -6,6 +6,9 @@
 //   bootPython({ indexURL: "https://cdn.jsdelivr.net/pyodide/v0.29.x/full/" })
 // (then packages missing from that CDN's lock, such as pysite-agent, come from PyPI through
 // micropip). Nothing here reaches a third party unless the page configures it.
+// It runs on a page's main thread or in a module worker alike.
+
+import * as snapshots from "./snapshot.js";
 
 /**
  * @typedef {object} BootProgress
@@ -15,18 +18,38 @@
  */
 
 /**
+ * @typedef {object} SnapshotInfo
+ * @property {"used" | "made" | "stale" | "refused" | "absent" | "off"} state  which start this
+ *   was (see web/snapshot.js): `used` started from a stored memory snapshot; the others started
+ *   normally, and `made`/`stale`/`refused` took a new snapshot when they could (`made: true`)
+ * @property {boolean} made  a new snapshot was taken during this start
+ * @property {string} [reason]  why a snapshot was not used (for logs and tests)
+ * @property {boolean} [saved]  on the second report only: the new snapshot was stored
+ * @property {number} [bytes]  its size, when saved
+ */
+
+/**
  * Start Pyodide (or use a running one), install pysite_agent and import it.
  *
  * Steps, each reported through `onProgress`:
  * 1. `runtime`: `loadPyodide` imported from `${indexURL}pyodide.mjs`, with the lock at
- *    `lockFileURL` (fetched once here). Skipped when the page hands in `pyodide`.
- * 2. `packages`: the names in `packages` (and their dependencies) with `pyodide.loadPackage`
- *    from the lock: every wheel is checked against the lock's sha256. This measured faster
- *    than micropip (docs/bundle.md). Names the lock does not list are installed with micropip.
- *    With a page's own `pyodide` (e.g. PyScript): if its lock lists the packages (it was
- *    started from this bundle), the same; otherwise one micropip transaction installs what
- *    its lock lists by name and the rest from this bundle's wheels by URL.
- * 3. `import`: `import pysite_agent`.
+ *    `lockFileURL` (fetched once here). Skipped when the page hands in `pyodide`. When this
+ *    origin keeps a memory snapshot for this bundle (web/snapshot.js), Python starts from it,
+ *    with the modules in `imports` already imported; otherwise a normal start that takes one
+ *    (stored when the page is idle) for the next start. Any problem with a snapshot falls back
+ *    to a normal start; which path was taken is reported through `onSnapshot`, as the
+ *    `snapshot` field of the `runtime` phase's last progress report, and as the performance
+ *    mark `site-agent:snapshot` (its `detail`; `site-agent:snapshot-saved` once stored).
+ * 2. `packages`: the names in `packages` (and their dependencies) from the lock, every wheel
+ *    checked against the lock's sha256. With snapshots: each wheel is fetched with that
+ *    hash as its `integrity` and kept on `sys.path` as a zip file (so it can be written again
+ *    after a restore). Without: `pyodide.loadPackage`, measured faster than micropip
+ *    (docs/bundle.md); names the lock does not list are installed with micropip (no
+ *    snapshot then). With a page's own `pyodide` (e.g. PyScript): if its lock lists the
+ *    packages (it was started from this bundle), the same; otherwise one micropip
+ *    transaction installs what its lock lists by name and the rest from this bundle's wheels
+ *    by URL. A page's own Pyodide is never snapshotted.
+ * 3. `import`: the modules in `imports`.
  *
  * @param {object} [options]
  * @param {string | URL} [options.indexURL]  folder of pyodide.mjs and the runtime files;
@@ -37,23 +60,32 @@
  *   starting one (PyScript pages).
  * @param {string[]} [options.packages]  distributions to install (names in the lock, or
  *   wheel URLs ending in `.whl`); default `["pysite-agent"]`.
+ * @param {string[]} [options.imports]  modules to import (before a snapshot is taken, so they
+ *   are in it); default `["pysite_agent", "pysite_agent.browser.element"]`.
+ * @param {boolean} [options.snapshot]  use and keep a memory snapshot when possible; default true.
  * @param {(progress: BootProgress) => void} [options.onProgress]  progress callback;
  *   an exception it throws is logged and ignored.
+ * @param {(info: SnapshotInfo) => void} [options.onSnapshot]  called once with the path taken,
+ *   and once more (with `saved`) when a snapshot taken during this start was stored or not.
  * @param {AbortSignal} [options.signal]  aborts between steps (and the lock's fetch); the
  *   promise then rejects with `signal.reason`.
- * @returns {Promise<any>} the Pyodide instance, with pysite_agent imported.
+ * @returns {Promise<any>} the Pyodide instance, with the `imports` imported.
  */
 export async function bootPython({
   indexURL,
   lockFileURL,
   pyodide: existing,
   packages,
+  imports,
+  snapshot = true,
   onProgress,
+  onSnapshot,
   signal,
 } = {}) {
   const base = folderURL(indexURL ?? new URL("../pyodide/", import.meta.url));
   const lockURL = new URL(lockFileURL ?? "pyodide-lock.json", base).href;
   const wanted = packages ?? ["pysite-agent"];
+  const modules = imports ?? ["pysite_agent", "pysite_agent.browser.element"];
   const report = (progress) => {
     if (!onProgress) return;
     try {
@@ -62,41 +94,159 @@ export async function bootPython({
       console.error("bootPython: onProgress failed", error);
     }
   };
+  const tell = (info) => {
+    try {
+      const name = info.saved === undefined ? "site-agent:snapshot" : "site-agent:snapshot-saved";
+      globalThis.performance?.mark?.(name, { detail: info });
+    } catch {}
+    try {
+      onSnapshot?.(info);
+    } catch (error) {
+      console.error("bootPython: onSnapshot failed", error);
+    }
+  };
   signal?.throwIfAborted();
-
-  let lock = null;
-  let pyodide = existing;
-  if (!pyodide) {
-    report({ phase: "runtime", loaded: 0, total: 1 });
-    const [module, lockContents] = await Promise.all([
-      import(new URL("pyodide.mjs", base).href),
-      fetchLock(lockURL, signal, true),
-    ]);
-    lock = lockContents;
-    signal?.throwIfAborted();
-    pyodide = await module.loadPyodide({
-      indexURL: base,
-      lockFileContents: lock,
-      packageBaseUrl: new URL(".", lockURL).href,
-    });
-    signal?.throwIfAborted();
-    report({ phase: "runtime", loaded: 1, total: 1 });
-  } else {
-    lock = await fetchLock(lockURL, signal, false);
-    signal?.throwIfAborted();
-  }
 
   if (existing) {
-    await installWithMicropip(pyodide, wanted, lock, lockURL, report, signal);
-  } else {
-    await installFromLock(pyodide, wanted, lock, report, signal);
+    const lock = await fetchLock(lockURL, signal, false);
+    signal?.throwIfAborted();
+    tell({ state: "off", made: false, reason: "a running Pyodide was handed in" });
+    await installWithMicropip(existing, wanted, lock, lockURL, report, signal);
+    signal?.throwIfAborted();
+    importModules(existing, modules, report);
+    return existing;
   }
-  signal?.throwIfAborted();
 
-  report({ phase: "import", loaded: 0, total: 1 });
-  pyodide.pyimport("pysite_agent").destroy?.();
-  report({ phase: "import", loaded: 1, total: 1 });
+  report({ phase: "runtime", loaded: 0, total: 1 });
+  const [module, lockText] = await Promise.all([
+    import(new URL("pyodide.mjs", base).href),
+    fetchLock(lockURL, signal, true, true),
+  ]);
+  const lock = JSON.parse(lockText);
+  signal?.throwIfAborted();
+  const settings = {
+    indexURL: base,
+    lockFileContents: lock,
+    packageBaseUrl: new URL(".", lockURL).href,
+  };
+  const { inLock, others } = splitWanted(wanted, lock);
+  const why = !snapshot ? "snapshot: false"
+    : others.length ? "packages outside the lock"
+      : null;
+  const absent = why ? null : snapshots.unsupported(module);
+  if (why || absent) {
+    // The normal start, as before snapshots.
+    const info = { state: why ? "off" : "absent", made: false, reason: why ?? absent };
+    const pyodide = await module.loadPyodide(settings);
+    signal?.throwIfAborted();
+    tell(info);
+    report({ phase: "runtime", loaded: 1, total: 1, snapshot: info.state });
+    await installFromLock(pyodide, inLock, others, lock, report, signal);
+    signal?.throwIfAborted();
+    importModules(pyodide, modules, report);
+    return pyodide;
+  }
+
+  // Snapshot path: the stored snapshot and the wheels are read while Pyodide's files load.
+  const names = closure(lock, inLock);
+  const wheels = fetchWheels(lock, names, settings.packageBaseUrl, signal);
+  wheels.catch(() => {});
+  const key = await snapshots.snapshotKey(lockText, modules);
+  const stored = await snapshots.readSnapshot(key);
+  signal?.throwIfAborted();
+  let pyodide = null;
+  const info = { state: stored.state === "missing" ? "made" : stored.state, made: false };
+  if (stored.reason) info.reason = stored.reason;
+  if (stored.state === "found") {
+    try {
+      pyodide = await module.loadPyodide({ ...settings, ...snapshots.loadOptions(stored.bytes) });
+      info.state = "used";
+    } catch (error) {
+      await snapshots.deleteSnapshots();
+      Object.assign(info, { state: "refused", reason: `Pyodide: ${error?.message ?? error}` });
+    }
+  }
+  const making = !pyodide;
+  if (making) pyodide = await module.loadPyodide({ ...settings, ...snapshots.loadOptions(null) });
+  signal?.throwIfAborted();
+  report({ phase: "runtime", loaded: 1, total: 1, snapshot: info.state });
+
+  report({ phase: "packages", loaded: 0, total: names.length });
+  placeWheels(pyodide, await wheels, !making);
+  signal?.throwIfAborted();
+  report({ phase: "packages", loaded: names.length, total: names.length });
+
+  importModules(pyodide, modules, report);
+  if (making) {
+    let bytes = null;
+    try {
+      bytes = snapshots.takeSnapshot(pyodide);
+      info.made = true;
+    } catch (error) {
+      Object.assign(info, { state: "refused", reason: `Pyodide: ${error?.message ?? error}` });
+    } finally {
+      snapshots.releaseRecorder(pyodide);
+    }
+    if (bytes) whenIdle(() => snapshots.storeSnapshot(key, bytes).then(
+      (size) => tell({ ...info, saved: true, bytes: size }),
+      (error) => tell({ ...info, saved: false, reason: `storing: ${error?.message ?? error}` }),
+    ));
+  }
+  tell(info);
   return pyodide;
+}
+
+/** Where the wheels live as zip files on `sys.path` (the same path in every snapshot). */
+const WHEEL_DIR = "/lib/pysite-agent/wheels";
+
+function splitWanted(wanted, lock) {
+  const inLock = [];
+  const others = [];
+  for (const item of wanted) {
+    const name = canonical(item);
+    if (!item.endsWith(".whl") && lock.packages?.[name]) inLock.push(name);
+    else others.push(item);
+  }
+  return { inLock, others };
+}
+
+/** The wheels `names` from the lock, each fetched with its sha256 as `integrity`. */
+function fetchWheels(lock, names, packageBase, signal) {
+  return Promise.all(names.map(async (name) => {
+    const entry = lock.packages[name];
+    const integrity = `sha256-${btoa(String.fromCharCode(...entry.sha256.match(/../g).map((b) => parseInt(b, 16))))}`;
+    const url = new URL(entry.file_name, packageBase).href;
+    const response = await fetch(url, { integrity, signal });
+    if (!response.ok) throw new Error(`bootPython: ${url}: HTTP ${response.status}`);
+    return [entry.file_name, new Uint8Array(await response.arrayBuffer())];
+  }));
+}
+
+/** Write the wheels into the file system; on a fresh runtime, put them on sys.path. */
+function placeWheels(pyodide, wheels, restored) {
+  pyodide.FS.mkdirTree(WHEEL_DIR);
+  for (const [name, bytes] of wheels) pyodide.FS.writeFile(`${WHEEL_DIR}/${name}`, bytes);
+  if (restored) return;
+  const paths = wheels.map(([name]) => `${WHEEL_DIR}/${name}`).sort();
+  pyodide.runPython(`
+def _pysite_agent_paths(paths):
+    import importlib, sys
+    sys.path.extend(p for p in paths if p not in sys.path)
+    importlib.invalidate_caches()
+_pysite_agent_paths(${JSON.stringify(paths)})
+del _pysite_agent_paths
+`);
+}
+
+function importModules(pyodide, modules, report) {
+  report({ phase: "import", loaded: 0, total: 1 });
+  for (const name of modules) pyodide.pyimport(name).destroy?.();
+  report({ phase: "import", loaded: 1, total: 1 });
+}
+
+function whenIdle(fn) {
+  if (globalThis.requestIdleCallback) requestIdleCallback(() => fn(), { timeout: 10_000 });
+  else setTimeout(fn, 0);
 }
 
 function folderURL(url) {
@@ -104,11 +254,11 @@ function folderURL(url) {
   return href.endsWith("/") ? href : `${href}/`;
 }
 
-async function fetchLock(url, signal, required) {
+async function fetchLock(url, signal, required, asText = false) {
   try {
     const response = await fetch(url, { signal });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    return await response.json();
+    return asText ? await response.text() : await response.json();
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     if (required) throw new Error(`bootPython: cannot read the lock ${url}: ${error.message}`);
@@ -132,14 +282,7 @@ function closure(lock, names) {
   return [...seen];
 }
 
-async function installFromLock(pyodide, wanted, lock, report, signal) {
-  const inLock = [];
-  const others = [];
-  for (const item of wanted) {
-    const name = canonical(item);
-    if (!item.endsWith(".whl") && lock.packages?.[name]) inLock.push(name);
-    else others.push(item);
-  }
+async function installFromLock(pyodide, inLock, others, lock, report, signal) {
   const names = closure(lock, inLock);
   const total = names.length + others.length;
   report({ phase: "packages", loaded: 0, total });
@@ -156,7 +299,8 @@ async function installWithMicropip(pyodide, wanted, lock, lockURL, report, signa
   const own = pyodide.lockfile;
   if (own?.packages && wanted.every((item) => own.packages[canonical(item)])) {
     // Started from this bundle (e.g. PyScript pointed at it): same path as a fresh start.
-    return installFromLock(pyodide, wanted, own, report, signal);
+    const { inLock, others } = splitWanted(wanted, own);
+    return installFromLock(pyodide, inLock, others, own, report, signal);
   }
   // The page's Pyodide has its own lock: what it lists is installed by name, the rest from
   // this bundle by wheel URL, in one micropip transaction.
