@@ -73,12 +73,18 @@ def page(chromium: Any, bundle_url: str) -> Iterator[Any]:
     assert outside == [], f"requests left the bundle: {outside}"
 
 
-def test_boot_fresh_runtime_reports_progress_and_imports(page: Any) -> None:
+@pytest.mark.parametrize("snapshot", [False, True])
+def test_boot_fresh_runtime_reports_progress_and_imports(page: Any, snapshot: bool) -> None:
+    """Both install paths: loadPackage (`snapshot: false`), and wheels kept as zip files on
+    sys.path so that a memory snapshot can be taken (tests/browser/test_snapshot.py)."""
     result = page.evaluate(
-        """async () => {
+        """async (snapshot) => {
         const { bootPython } = await import("/web/boot.js");
         const progress = [];
-        const pyodide = await bootPython({ onProgress: (p) => progress.push(p) });
+        const infos = [];
+        const pyodide = await bootPython({
+            snapshot, onProgress: (p) => progress.push(p), onSnapshot: (i) => infos.push(i),
+        });
         const info = pyodide.runPython(`
 import sys, jsonschema, pysite_agent
 from importlib.metadata import version
@@ -86,12 +92,22 @@ from jsonschema import Draft202012Validator
 errors = [e.message for e in Draft202012Validator({"type": "integer"}).iter_errors("x")]
 repr((sys.version_info[:2], version("jsonschema"), errors, "pysite_agent" in sys.modules))
 `);
-        return { progress, info, loaded: Object.keys(pyodide.loadedPackages).sort() };
-    }"""
+        const lock = await (await fetch("/pyodide/pyodide-lock.json")).json();
+        const closure = new Set();
+        const visit = (name) => {
+            if (closure.has(name)) return;
+            closure.add(name);
+            lock.packages[name].depends.forEach(visit);
+        };
+        visit("pysite-agent");
+        return { progress, info, snapshot: infos[0],
+                 loaded: Object.keys(pyodide.loadedPackages).sort(), closure: closure.size };
+    }""",
+        snapshot,
     )
     assert result["info"] == "((3, 14), '4.26.0', [\"'x' is not of type 'integer'\"], True)"
     phases = [(p["phase"], p["loaded"], p.get("total")) for p in result["progress"]]
-    total = len(result["loaded"])
+    total = result["closure"]
     assert phases == [
         ("runtime", 0, 1),
         ("runtime", 1, 1),
@@ -100,8 +116,14 @@ repr((sys.version_info[:2], version("jsonschema"), errors, "pysite_agent" in sys
         ("import", 0, 1),
         ("import", 1, 1),
     ]
-    assert "pysite-agent" in result["loaded"]
-    assert "micropip" not in result["loaded"]  # installed from the lock, not by micropip
+    if snapshot:
+        assert result["snapshot"]["state"] == "made"  # a fresh browser context: none stored
+        assert result["loaded"] == []  # not loadPackage: zip files on sys.path
+    else:
+        assert result["snapshot"] == {"state": "off", "made": False, "reason": "snapshot: false"}
+        assert "pysite-agent" in result["loaded"]
+        assert "micropip" not in result["loaded"]  # installed from the lock, not by micropip
+        assert len(result["loaded"]) == total
 
 
 def test_boot_into_a_running_pyodide_with_another_lock(page: Any) -> None:
@@ -117,9 +139,13 @@ def test_boot_into_a_running_pyodide_with_another_lock(page: Any) -> None:
         });
         const { bootPython } = await import("/web/boot.js");
         const progress = [];
-        const pyodide = await bootPython({ pyodide: own, onProgress: (p) => progress.push(p) });
+        const infos = [];
+        const pyodide = await bootPython({
+            pyodide: own, onProgress: (p) => progress.push(p), onSnapshot: (i) => infos.push(i),
+        });
         return {
             same: pyodide === own,
+            snapshot: infos.map((i) => i.state),
             phases: progress.map((p) => p.phase),
             ok: pyodide.runPython("import pysite_agent, jsonschema; 'ok'"),
         };
@@ -127,6 +153,7 @@ def test_boot_into_a_running_pyodide_with_another_lock(page: Any) -> None:
     )
     assert result == {
         "same": True,
+        "snapshot": ["off"],  # a page's own Pyodide is never snapshotted
         "phases": ["packages", "packages", "import", "import"],
         "ok": "ok",
     }
