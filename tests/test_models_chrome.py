@@ -57,15 +57,129 @@ class Target:
             fn(dict(fields))
 
 
-class Session:
+class Stream:
+    """A ``ReadableStream`` stand-in: ``getReader()`` -> ``read()`` -> ``{value, done}``."""
+
+    def __init__(self, chunks: list[Any], signal: Any, wait: bool = False) -> None:
+        self.chunks = list(chunks)
+        self.signal = signal
+        self.wait = wait
+        self.released = False
+
+    def getReader(self) -> Stream:
+        return self
+
+    async def read(self) -> dict[str, Any]:
+        if self.signal is not None and self.signal.aborted:
+            raise DOMError("AbortError", "aborted")
+        if self.wait:
+            done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            self.signal.add_listener(
+                lambda: done.done() or done.set_exception(DOMError("AbortError", "aborted"))
+            )
+            return await done
+        await asyncio.sleep(0)
+        if not self.chunks:
+            return {"done": True, "value": None}
+        chunk = self.chunks.pop(0)
+        if isinstance(chunk, BaseException):
+            raise chunk
+        return {"done": False, "value": chunk}
+
+    def releaseLock(self) -> None:
+        self.released = True
+
+
+class ToolCall:
+    """``LanguageModelToolCall``: a class, as Chrome's (plain objects are not accepted)."""
+
+    def __init__(self, init: dict[str, Any]) -> None:
+        self.callID = init["callID"]
+        self.name = init["name"]
+        self.arguments = init["arguments"]
+
+
+class ToolSuccess:
+    def __init__(self, init: dict[str, Any]) -> None:
+        if set(init) != {"callID", "name", "result"}:
+            raise DOMError("TypeError", "LanguageModelToolSuccess requires callID, name, result")
+        self.callID, self.name, self.result = init["callID"], init["name"], init["result"]
+
+
+class ToolError:
+    def __init__(self, init: dict[str, Any]) -> None:
+        self.callID, self.name = init["callID"], init["name"]
+        self.errorMessage = init["errorMessage"]
+
+
+TOOL_TYPES = {
+    "LanguageModelToolCall": ToolCall,
+    "LanguageModelToolSuccess": ToolSuccess,
+    "LanguageModelToolError": ToolError,
+}
+
+
+def has_null(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, dict):
+        return any(has_null(v) for v in value.values())
+    if isinstance(value, list):
+        return any(has_null(v) for v in value)
+    return False
+
+
+class Session(Target):
+    """A ``LanguageModel`` session: ``prompt``, ``promptStreaming``, ``measureContextUsage``,
+    ``contextWindow``/``contextUsage``, ``contextoverflow``, ``clone`` and ``destroy``."""
+
     def __init__(self, lm: FakeLanguageModel, options: dict[str, Any]) -> None:
+        super().__init__()
         self.lm = lm
         self.options = options
         self.destroyed = False
-        self.prompts: list[tuple[str, dict[str, Any]]] = []
+        self.prompts: list[tuple[Any, dict[str, Any]]] = []
+        self.contextWindow = lm.context_window
+        self.contextUsage = 50
+
+    def _check(self) -> None:
+        if self.destroyed:
+            raise DOMError("InvalidStateError", "The session was destroyed.")
+
+    def _size(self, value: Any) -> int:
+        if isinstance(value, str):
+            return len(value)
+        return len(json.dumps(value, default=lambda o: vars(o)))
+
+    def _check_input(self, value: Any) -> None:
+        """Native tool use: tool content must be the browser's classes, with no null."""
+        if isinstance(value, str):
+            return
+        for message in value:
+            content = message["content"]
+            if isinstance(content, str):
+                continue
+            for part in content:
+                if part["type"] == "tool-response":
+                    if not isinstance(part["value"], ToolSuccess | ToolError):
+                        raise DOMError(
+                            "TypeError",
+                            "The value must be a LanguageModelToolSuccess or "
+                            "LanguageModelToolError for type:'tool-response'",
+                        )
+                    if isinstance(part["value"], ToolSuccess) and has_null(part["value"].result):
+                        raise DOMError("UnknownError", "Failed to serialize tool result.")
+                    assert message["role"] == "user"
+                elif part["type"] == "tool-call":
+                    assert isinstance(part["value"], ToolCall)
+
+    async def measureContextUsage(self, value: Any, options: dict[str, Any] | None = None) -> int:
+        self._check()
+        self.lm.measured.append(self._size(value))
+        return self._size(value) // self.lm.chars_per_token
 
     async def prompt(self, text: str, options: dict[str, Any]) -> str:
-        assert not self.destroyed, "InvalidStateError: session destroyed"
+        self._check()
         self.prompts.append((text, options))
         if len(text) > self.lm.quota:
             raise DOMError("QuotaExceededError", "The input is too large.")
@@ -80,22 +194,61 @@ class Session:
             return await done
         return reply if isinstance(reply, str) else json.dumps(reply)
 
+    def promptStreaming(self, value: Any, options: dict[str, Any]) -> Stream:
+        self._check()
+        self._check_input(value)
+        self.prompts.append((value, options))
+        if self._size(value) > self.lm.quota:
+            raise DOMError("QuotaExceededError", "The input is too large.")
+        if self.lm.overflow_on_prompt:
+            self.dispatch("contextoverflow")
+        reply = self.lm.replies.pop(0)
+        if isinstance(reply, BaseException):
+            raise reply
+        if reply == "WAIT":
+            return Stream([], options["signal"], wait=True)
+        if isinstance(reply, list):  # chunks as given (native: strings and tool-call parts)
+            return Stream(reply, options["signal"])
+        text = reply if isinstance(reply, str) else json.dumps(reply)
+        size = self.lm.chunk_size
+        return Stream([text[i : i + size] for i in range(0, len(text), size)], options["signal"])
+
+    async def clone(self, options: dict[str, Any] | None = None) -> Session:
+        self._check()
+        copy = Session(self.lm, self.options)
+        copy.clone_options = options
+        self.lm.sessions.append(copy)
+        return copy
+
     def destroy(self) -> None:
         self.destroyed = True
 
 
 class FakeLanguageModel:
+    """``LanguageModel`` as documented; ``sessions`` are the per-step clones, ``created`` the
+    sessions ``create()`` made (base sessions and the download's)."""
+
     def __init__(self, state: str = "available", replies: list[Any] | None = None) -> None:
         self.state = state
+        self.tool_state = "available"
         self.replies = list(replies or [])
         self.quota = 100_000
+        self.context_window = 1_000_000
+        self.chars_per_token = 4
+        self.chunk_size = 7
+        self.overflow_on_prompt = False
+        self.measured: list[int] = []
         self.user_activation = True
         self.availability_options: list[Any] = []
         self.sessions: list[Session] = []
+        self.created: list[Session] = []
         self.create_error: BaseException | None = None
 
     async def availability(self, options: Any = None) -> str:
         self.availability_options.append(options)
+        kinds = [e.get("type") for e in (options or {}).get("expectedOutputs", [])]
+        if "tool-call" in kinds:
+            return self.tool_state if self.state == "available" else self.state
         return self.state
 
     async def create(self, options: dict[str, Any]) -> Session:
@@ -115,8 +268,10 @@ class FakeLanguageModel:
                 target.dispatch("downloadprogress", loaded=loaded)
             self.target = target
             self.state = "available"
+        for tool in options.get("tools", []):
+            assert "execute" not in tool and not has_null(tool)
         session = Session(self, options)
-        self.sessions.append(session)
+        self.created.append(session)
         return session
 
 
@@ -301,7 +456,7 @@ def test_prepare_downloads_with_progress_and_releases_its_callbacks() -> None:
     assert progress == [0.0, 0.5, 1.0]
     assert lm.state == "available"
     assert lm.target.listeners["downloadprogress"] == []  # the listener was removed
-    assert lm.sessions[0].destroyed
+    assert lm.created[0].destroyed
     assert ffi.live_callbacks() == baseline
 
 
@@ -321,7 +476,7 @@ def test_prepare_when_available_or_unavailable() -> None:
     progress: list[float] = []
     run(chrome_built_in(language_model=lm).prepare(progress.append))
     assert progress == [1.0]
-    assert lm.sessions == []
+    assert lm.created == []
     with pytest.raises(sa.SiteAgentError) as info:
         run(chrome_built_in(language_model=FakeLanguageModel("unavailable")).prepare())
     assert info.value.code == "model-unavailable"
@@ -628,3 +783,359 @@ def test_a_whole_run_with_the_agent() -> None:
     second_prompt = lm.sessions[1].prompts[0][0]
     assert "Result of add_to_cart: added" in second_prompt
     assert all(s.destroyed for s in lm.sessions)
+
+
+# -- sessions (issue 10): one base session per page, tool revision and conversation -----------
+
+
+def shop_tool(description: str = "Add a product") -> sa.Tool:
+    return sa.Tool(
+        "add_to_cart",
+        description,
+        lambda args: "added",
+        input_schema={"type": "object", "properties": {"id": {"type": "string"}}},
+        annotations={"readOnlyHint": True},
+    )
+
+
+def test_create_is_called_once_per_tool_revision_not_per_step() -> None:
+    lm = FakeLanguageModel(
+        replies=[
+            {"type": "tool", "name": "add_to_cart", "arguments": {"id": "mug"}},
+            {"type": "tool", "name": "add_to_cart", "arguments": {"id": "tote"}},
+            {"type": "answer", "text": "Added both."},
+            {"type": "answer", "text": "Anything else?"},
+        ]
+    )
+    model = chrome_built_in(language_model=lm)
+    source = sa.PythonToolSource([shop_tool()])
+    agent = sa.create_site_agent(model=model, tools=source)
+
+    async def main() -> None:
+        assert (await agent.run("add a mug and a tote").done).status == "answered"
+        assert len(lm.created) == 1 and len(lm.sessions) == 3  # one base, a clone per step
+        assert (await agent.run("thanks").done).answer == "Anything else?"
+        assert len(lm.created) == 1
+        source.unregister("add_to_cart")  # the tools change: a new base session
+        source.register(shop_tool("Add a product to the cart"))
+        lm.replies.append({"type": "answer", "text": "ok"})
+        await agent.run("hello").done
+
+    run(main())
+    assert len(lm.created) == 2 and model.sessions_created == 2
+    assert lm.created[0].destroyed and not lm.created[1].destroyed
+    assert all(s.destroyed for s in lm.sessions)  # every step's clone
+    assert all(s.clone_options is not None and "signal" in s.clone_options for s in lm.sessions)
+
+
+def test_reset_and_a_hidden_page_destroy_the_base_session() -> None:
+    document = Target()
+    document.visibilityState = "visible"  # type: ignore[attr-defined]
+    lm = FakeLanguageModel(replies=[{"type": "answer", "text": "hi"}] * 4)
+    model = chrome_built_in(language_model=lm, document=document)
+    agent = sa.create_site_agent(model=model, tools=[shop_tool()])
+
+    async def main() -> None:
+        await agent.run("hi").done
+        agent.reset()  # a new conversation
+        assert lm.created[0].destroyed
+        await agent.run("hi").done
+        assert len(lm.created) == 2 and not lm.created[1].destroyed
+        document.visibilityState = "hidden"  # type: ignore[attr-defined]
+        document.dispatch("visibilitychange")
+        assert lm.created[1].destroyed
+        await agent.run("hi").done
+        assert len(lm.created) == 3
+
+    run(main())
+    assert len(document.listeners["visibilitychange"]) == 1
+    baseline = ffi.live_callbacks()
+    model.close()
+    assert document.listeners["visibilitychange"] == [] and lm.created[2].destroyed
+    assert ffi.live_callbacks() == baseline - 1
+
+
+def test_a_base_session_the_browser_dropped_is_made_again() -> None:
+    lm = FakeLanguageModel(
+        replies=[{"type": "answer", "text": "a"}, {"type": "answer", "text": "b"}]
+    )
+    model = chrome_built_in(language_model=lm)
+    assert run(model.respond(request()))["text"] == "a"
+    lm.created[0].destroyed = True  # e.g. the model process went away
+    assert run(model.respond(request()))["text"] == "b"
+    assert len(lm.created) == 2
+
+
+# -- schemas: $defs/$ref, recursion, the argument structure -----------------------------------
+
+TREE_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "size": {"type": "string", "enum": ["S", "M", "L"]},
+        "node": {
+            "type": "object",
+            "properties": {
+                "label": {"type": "string"},
+                "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+            },
+            "required": ["label"],
+        },
+    },
+    "properties": {
+        "size": {"$ref": "#/$defs/size", "description": "shirt size"},
+        "tree": {"$ref": "#/$defs/node"},
+    },
+    "required": ["size"],
+}
+
+
+def test_refs_are_inlined_and_recursion_is_cut_at_the_documented_depth() -> None:
+    from pysite_agent.models.chrome import REF_DEPTH, inline_refs
+
+    out = inline_refs(TREE_SCHEMA)
+    assert "$defs" not in json.dumps(out) and "$ref" not in json.dumps(out)
+    assert out["properties"]["size"] == {
+        "type": "string",
+        "enum": ["S", "M", "L"],
+        "description": "shirt size",
+    }
+    depth, node = 0, out["properties"]["tree"]
+    while node:
+        depth += 1
+        node = node["properties"]["children"]["items"]
+    assert depth == REF_DEPTH  # then {} (any value)
+    jsonschema.Draft202012Validator.check_schema(out)
+    # the constraint now carries the structure: a wrong size is outside it
+    v = jsonschema.Draft202012Validator(
+        response_constraint([{"name": "t", "inputSchema": TREE_SCHEMA}])
+    )
+    assert v.is_valid({"type": "tool", "name": "t", "arguments": {"size": "M"}})
+    assert not v.is_valid({"type": "tool", "name": "t", "arguments": {"size": "XXL"}})
+    assert inline_refs({"$ref": "https://example.com/x.json"}) == {}
+
+
+def test_the_prompt_tells_each_tools_argument_structure() -> None:
+    from pysite_agent.models.chrome import argument_structure
+
+    assert argument_structure(TREE_SCHEMA) == (
+        '(size: "S"|"M"|"L", tree?: {label: string, children?: {label: string, children?: '
+        "object[]}[]})"
+    )
+    text, _ = build_prompt(
+        [user_message("hi")], request().tools, max_history=12, max_prompt_chars=6000
+    )
+    assert "- add_to_cart(id: string, qty?: integer): Add a product to the cart" in text
+
+
+# -- constraint mode: streaming only answer text ----------------------------------------------
+
+
+def test_answer_stream_decodes_escapes_split_across_chunks() -> None:
+    from pysite_agent.models.chrome import AnswerStream
+
+    reply = json.dumps({"type": "answer", "text": 'Two "mugs"\\n — ok ☕ 𝄞\n'})
+    for size in (1, 2, 3, 5, 100):
+        stream = AnswerStream()
+        out = "".join(stream.feed(reply[i : i + size]) for i in range(0, len(reply), size))
+        assert out == json.loads(reply)["text"], size
+    tool = json.dumps({"type": "tool", "name": "a", "arguments": {"text": "x"}})
+    stream = AnswerStream()
+    assert "".join(stream.feed(c) for c in tool) == ""
+    other_order = '{"text": "hi", "type": "answer"}'
+    stream = AnswerStream()
+    assert "".join(stream.feed(c) for c in other_order) == ""
+
+
+def test_constraint_mode_streams_the_answer_only() -> None:
+    lm = FakeLanguageModel(
+        replies=[
+            {"type": "answer", "text": "Your cart has two mugs."},
+            {"type": "tool", "name": "add_to_cart", "arguments": {"id": "answer"}},
+        ]
+    )
+    model = chrome_built_in(language_model=lm)
+    fragments: list[str] = []
+    reply = run(model.respond(request(on_text=fragments.append)))
+    assert reply == {"type": "answer", "text": "Your cart has two mugs."}
+    assert len(fragments) > 2 and "".join(fragments) == reply["text"]
+    assert model.last_mode == "constraint"
+    (_, options) = lm.sessions[0].prompts[0]
+    assert options["responseConstraint"]["anyOf"][0]["properties"]["type"] == {"const": "answer"}
+    fragments.clear()
+    assert run(model.respond(request(on_text=fragments.append)))["type"] == "tool"
+    assert fragments == []  # never tool-call JSON
+
+
+# -- native tool use --------------------------------------------------------------------------
+
+
+def native_model(lm: FakeLanguageModel, **kw: Any) -> ChromeBuiltIn:
+    return chrome_built_in(language_model=lm, tool_types=TOOL_TYPES, **kw)
+
+
+def call_part(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "tool-call",
+        "value": ToolCall({"callID": "", "name": name, "arguments": arguments}),
+    }
+
+
+def test_native_tools_are_declared_at_create_and_calls_read_from_the_stream() -> None:
+    lm = FakeLanguageModel(
+        replies=[["Let me ", "add it. ", call_part("add_to_cart", {"id": "mug"})]]
+    )
+    model = native_model(lm)
+    fragments: list[str] = []
+    tools = [{"name": "t", "title": "Tree", "description": "A tree", "inputSchema": TREE_SCHEMA}]
+    reply = run(model.respond(request(tools=tools, on_text=fragments.append)))
+    assert reply == {"type": "tool", "name": "add_to_cart", "arguments": {"id": "mug"}}
+    assert fragments == ["Let me ", "add it. "]
+    assert model.last_mode == "native"
+    (base,) = lm.created
+    (declared,) = base.options["tools"]
+    assert declared["name"] == "t" and declared["description"] == "Tree. A tree"
+    assert "$ref" not in json.dumps(declared["inputSchema"])
+    kinds = [e["type"] for e in base.options["expectedOutputs"]]
+    assert kinds == ["text", "tool-call"]
+    assert [e["type"] for e in base.options["expectedInputs"]] == [
+        "text",
+        "tool-call",
+        "tool-response",
+    ]
+    (value, options) = lm.sessions[0].prompts[0]
+    assert "responseConstraint" not in options
+    assert value == [{"role": "user", "content": "add two mugs"}]
+
+
+def test_native_several_calls_use_the_first_and_refuse_the_rest() -> None:
+    lm = FakeLanguageModel(
+        replies=[[call_part("add_to_cart", {"id": "mug"}), "x", call_part("checkout", {})]]
+    )
+    model = native_model(lm)
+    fragments: list[str] = []
+    reply = run(model.respond(request(on_text=fragments.append)))
+    assert reply["name"] == "add_to_cart" and model.last_refused == ["checkout"]
+    assert fragments == []  # text after a call is not the answer
+
+
+def test_native_history_uses_the_browser_classes_and_no_null_reaches_a_result() -> None:
+    from pysite_agent.models.chrome import NULL_PLACEHOLDER
+
+    messages = [
+        user_message("what is in my cart?"),
+        tool_call_message("call_1", "view_cart", {"note": None}),
+        tool_result_message(
+            "call_1", "view_cart", json.dumps({"items": ["mug", None], "coupon": None})
+        ),
+        tool_call_message("call_2", "add_to_cart", {"id": "x"}),
+        tool_result_message("call_2", "add_to_cart", "denied", is_error=True, denied=True),
+        tool_call_message("call_3", "read_reviews", {}),
+        tool_result_message(
+            "call_3",
+            "read_reviews",
+            '<untrusted-data tool="read_reviews">{"a": null}</untrusted-data>',
+            untrusted=True,
+        ),
+    ]
+    lm = FakeLanguageModel(replies=[["You have a mug."]])
+    model = native_model(lm)
+    reply = run(model.respond(request(messages)))
+    assert reply == {"type": "answer", "text": "You have a mug."}
+    (value, _) = lm.sessions[0].prompts[0]
+    assert value[0] == {"role": "user", "content": "what is in my cart?"}
+    call = value[1]["content"][0]["value"]
+    assert isinstance(call, ToolCall) and call.arguments == {} and call.callID == "call_1"
+    result = value[2]["content"][0]["value"]
+    assert isinstance(result, ToolSuccess) and result.callID == "call_1"
+    assert result.result == [{"type": "object", "value": {"items": ["mug", NULL_PLACEHOLDER]}}]
+    denied = value[4]["content"][0]["value"]
+    assert isinstance(denied, ToolError) and "Denied by the visitor" in denied.errorMessage
+    untrusted = value[6]["content"][0]["value"]
+    assert (
+        untrusted.result[0]["type"] == "text" and "<untrusted-data" in untrusted.result[0]["value"]
+    )
+
+
+def test_native_is_used_only_when_the_browser_offers_it() -> None:
+    reply = {"type": "answer", "text": "hi"}
+    lm = FakeLanguageModel(replies=[reply])
+    lm.tool_state = "unavailable"  # availability() with tool-call types
+    model = native_model(lm)
+    run(model.respond(request()))
+    assert model.last_mode == "constraint" and "tools" not in lm.created[0].options
+    lm = FakeLanguageModel(replies=[reply])
+    model = chrome_built_in(language_model=lm)  # no tool classes
+    run(model.respond(request()))
+    assert model.last_mode == "constraint"
+    lm = FakeLanguageModel(replies=[reply])
+    model = native_model(lm, tool_use=False)
+    run(model.respond(request()))
+    assert model.last_mode == "constraint"
+
+
+def test_a_whole_native_run_with_the_agent() -> None:
+    added: list[Any] = []
+    tool = sa.Tool(
+        "add_to_cart",
+        "Add a product",
+        lambda args: added.append(args) or json.dumps({"cart": ["mug"], "coupon": None}),
+        input_schema={"type": "object", "properties": {"id": {"type": "string"}}},
+        annotations={"readOnlyHint": True},
+    )
+    lm = FakeLanguageModel(
+        replies=[[call_part("add_to_cart", {"id": "mug"})], ["Added ", "a mug."]]
+    )
+    agent = sa.create_site_agent(model=native_model(lm), tools=[tool])
+
+    async def main() -> Any:
+        run_ = agent.run("add a mug")
+        result = await run_.done
+        return result, [e.to_json() for e in run_.events]
+
+    result, events = run(main())
+    assert result.status == "answered" and result.answer == "Added a mug."
+    assert added == [{"id": "mug"}]
+    assert [e["text"] for e in events if e["type"] == "text-delta"] == ["Added ", "a mug."]
+    assert len(lm.created) == 1 and len(lm.sessions) == 2
+
+
+def test_native_abort_stops_the_stream_and_destroys_the_clone() -> None:
+    lm = FakeLanguageModel(replies=["WAIT"])
+    model = native_model(lm)
+
+    async def main() -> None:
+        controller = AbortController()
+        asyncio.get_running_loop().call_later(0.2, controller.abort, "stop")
+        with pytest.raises(AbortedError):
+            await model.respond(request(signal=controller.signal))
+
+    run(main())
+    assert lm.sessions[0].destroyed and not lm.created[0].destroyed
+
+
+# -- the context window -----------------------------------------------------------------------
+
+
+def test_a_prompt_is_trimmed_to_the_context_window() -> None:
+    lm = FakeLanguageModel(replies=[{"type": "answer", "text": "ok"}])
+    lm.context_window = 600  # tokens; 4 characters each in the fake
+    model = chrome_built_in(language_model=lm, max_prompt_chars=20_000)
+    messages = [*conversation(6, result_chars=2000), *current_turn(500)]
+    run(model.respond(request(messages)))
+    (text, _) = lm.sessions[0].prompts[0]
+    assert len(text) // 4 <= (600 - 50) * 0.8
+    assert any("context window" in note for note in model.last_cut)
+    assert "Visitor: add two mugs to my cart" in text
+
+
+def test_a_context_overflow_makes_later_prompts_smaller() -> None:
+    lm = FakeLanguageModel(replies=[["fine"], ["fine"]])
+    lm.overflow_on_prompt = True
+    model = native_model(lm, max_prompt_chars=4000)
+    messages = [*conversation(6, result_chars=2000), *current_turn(500)]
+    run(model.respond(request(messages)))
+    assert "contextoverflow" in model.last_cut[-1]
+    first = lm.measured[-1]
+    run(model.respond(request(messages)))
+    assert lm.measured[-1] < first

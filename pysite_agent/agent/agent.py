@@ -608,7 +608,8 @@ class SiteAgent:
         return run
 
     def reset(self) -> None:
-        """Start a new conversation: no messages, no untrusted-output state (rule 5).
+        """Start a new conversation: no messages, no untrusted-output state (rule 5); the
+        model's optional ``reset()`` is called (Chrome's adapter destroys its sessions).
 
         A running run is aborted; it ends in the background against the old conversation, so
         :meth:`run` can start at once.
@@ -617,6 +618,10 @@ class SiteAgent:
             self._current.abort("reset")
             self._current = None
         self._conv = _Conversation()
+        model_reset = getattr(self._model, "reset", None)
+        if callable(model_reset):  # e.g. Chrome's adapter destroys its sessions
+            with contextlib.suppress(Exception):
+                model_reset()
 
     def deny_pending(self, cause: DenialCause) -> bool:
         """End the running run's pending confirmation as denied with ``cause`` (see

@@ -7,6 +7,7 @@ A model adapter has ``name`` and ``async respond(request) -> reply``; optionally
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -129,6 +130,14 @@ class FirstAvailable:
         model = await self.pick()
         self.last_model_name = model.name
         return await model.respond(request)
+
+    def reset(self) -> None:
+        """A new conversation: each chained model's optional ``reset()`` is called."""
+        for model in self.models:
+            reset = getattr(model, "reset", None)
+            if callable(reset):
+                with contextlib.suppress(Exception):
+                    reset()
 
     async def prepare(
         self, on_progress: Callable[[float], Any] | None = None, signal: AbortSignal | None = None
