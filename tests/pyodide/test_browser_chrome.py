@@ -18,7 +18,9 @@ from pytest_pyodide import get_global_config, run_in_pyodide
 
 _config = get_global_config()
 _config.add_node_extra_globals(
-    g for g in ("EventTarget", "Event", "DOMException") if g not in _config.get_node_extra_globals()
+    g
+    for g in ("EventTarget", "Event", "DOMException", "ReadableStream")
+    if g not in _config.get_node_extra_globals()
 )
 
 FAKE_LANGUAGE_MODEL = r"""
@@ -26,7 +28,7 @@ FAKE_LANGUAGE_MODEL = r"""
   const LANGUAGES = ['en', 'es', 'ja'];
   const state = {
     availability: 'available', replies: [], quota: 100000, log: [],
-    sessions: 0, destroyed: 0, activation: false, lastAvailabilityOptions: null,
+    sessions: 0, clones: 0, destroyed: 0, activation: false, lastAvailabilityOptions: null,
   };
   // Chromium: navigator.userActivation; Node has none, so a test flag stands in.
   const activated = () => (globalThis.navigator?.userActivation
@@ -42,21 +44,92 @@ FAKE_LANGUAGE_MODEL = r"""
   const languagesOk = (options) => ['expectedInputs', 'expectedOutputs'].every((key) =>
     (options?.[key] ?? []).every((e) => (e.languages ?? []).every((l) => LANGUAGES.includes(l))));
 
+  // Native tool use (Chrome, behind prompt-api-tool-use): value classes; plain objects are
+  // refused as tool responses, and a null anywhere in a result ends the turn.
+  class LanguageModelToolCall {
+    constructor(init) {
+      this.callID = init.callID; this.name = init.name; this.arguments = init.arguments;
+    }
+  }
+  class LanguageModelToolSuccess {
+    constructor(init) {
+      if (!('callID' in init && 'name' in init && 'result' in init)) {
+        throw new TypeError('LanguageModelToolSuccess requires callID, name, and result.');
+      }
+      this.callID = init.callID; this.name = init.name; this.result = init.result;
+    }
+  }
+  class LanguageModelToolError {
+    constructor(init) {
+      this.callID = init.callID; this.name = init.name; this.errorMessage = init.errorMessage;
+    }
+  }
+  const hasNull = (v) => v === null || (typeof v === 'object' && Object.values(v).some(hasNull));
+  const checkInput = (input) => {
+    if (typeof input === 'string') return;
+    for (const message of input) {
+      if (typeof message.content === 'string') continue;
+      for (const part of message.content) {
+        if (part.type === 'tool-response') {
+          const v = part.value;
+          if (!(v instanceof LanguageModelToolSuccess || v instanceof LanguageModelToolError)) {
+            throw new TypeError("The value must be a LanguageModelToolSuccess or " +
+              "LanguageModelToolError for type:'tool-response'");
+          }
+          if (message.role !== 'user') throw new TypeError('tool responses use the user role');
+          if (v instanceof LanguageModelToolSuccess && hasNull(v.result)) {
+            throw new DOMException('Failed to serialize tool result.', 'UnknownError');
+          }
+        } else if (part.type === 'tool-call' && !(part.value instanceof LanguageModelToolCall)) {
+          throw new TypeError('tool-call values must be LanguageModelToolCall');
+        }
+      }
+    }
+  };
+  const streamOf = (chunks, signal) => {
+    const queue = chunks.map((c) => (c && typeof c === 'object' && 'call' in c)
+      ? {type: 'tool-call', value: new LanguageModelToolCall({callID: '', ...c.call})} : c);
+    return new ReadableStream({
+      async pull(controller) {
+        await new Promise((r) => setTimeout(r, 1));
+        if (signal?.aborted) { controller.error(signal.reason); return; }
+        if (!queue.length) { controller.close(); return; }
+        controller.enqueue(queue.shift());
+      },
+    });
+  };
+
   class LanguageModelSession {
     #options; #destroyed = false;
+    contextWindow = Infinity; contextUsage = 10;
     constructor(options) { this.#options = options; }
-    async prompt(input, options = {}) {
+    #check() {
       if (this.#destroyed) {
         throw new DOMException('The session was destroyed.', 'InvalidStateError');
       }
+    }
+    async clone(options = {}) {
+      this.#check();
       options.signal?.throwIfAborted();
+      state.clones++;
+      return new LanguageModelSession(this.#options);
+    }
+    async measureContextUsage(input) { this.#check(); return JSON.stringify(input).length / 4; }
+    #log(input, options) {
       state.log.push({
-        input, constraint: JSON.stringify(options.responseConstraint),
+        input: typeof input === 'string' ? input : JSON.stringify(input),
+        constraint: JSON.stringify(options.responseConstraint),
         constraintIsMap: options.responseConstraint instanceof Map,
         hasSignal: options.signal instanceof AbortSignal,
         initialPrompts: JSON.stringify(this.#options.initialPrompts),
         expectedInputs: JSON.stringify(this.#options.expectedInputs),
+        tools: JSON.stringify(this.#options.tools ?? null),
       });
+    }
+    async prompt(input, options = {}) {
+      this.#check();
+      options.signal?.throwIfAborted();
+      this.#log(input, options);
       if (input.length > state.quota) {
         throw new DOMException('The input is too large.', 'QuotaExceededError');
       }
@@ -69,11 +142,23 @@ FAKE_LANGUAGE_MODEL = r"""
       if (typeof reply === 'object' && reply !== null && 'message' in reply) throw reply;
       return typeof reply === 'string' ? reply : JSON.stringify(reply);
     }
+    promptStreaming(input, options = {}) {
+      this.#check();
+      checkInput(input);
+      this.#log(input, options);
+      const reply = state.replies.shift();
+      if (Array.isArray(reply)) return streamOf(reply, options.signal);
+      const text = typeof reply === 'string' ? reply : JSON.stringify(reply);
+      const chunks = [];
+      for (let i = 0; i < text.length; i += 5) chunks.push(text.slice(i, i + 5));
+      return streamOf(chunks, options.signal);
+    }
     destroy() { if (!this.#destroyed) { this.#destroyed = true; state.destroyed++; } }
   }
 
   return {
     state,
+    toolTypes: {LanguageModelToolCall, LanguageModelToolSuccess, LanguageModelToolError},
     async availability(options = {}) {
       state.lastAvailabilityOptions = JSON.stringify(options);
       if (!languagesOk(options)) return 'unavailable';
@@ -81,6 +166,9 @@ FAKE_LANGUAGE_MODEL = r"""
     },
     async create(options = {}) {
       options.signal?.throwIfAborted();
+      if ((options.tools ?? []).some((t) => 'execute' in t || hasNull(t))) {
+        throw new TypeError('tools are declared without execute, and without null');
+      }
       if (!languagesOk(options)) {
         throw new DOMException('Unsupported language.', 'NotSupportedError');
       }
@@ -181,7 +269,7 @@ async def test_availability_and_a_constrained_step(selenium, fake_lm):
     ]
     assert json.loads(entry.expectedInputs) == expected
     assert "add two mugs" in entry.input
-    assert lm.state.sessions == 1 and lm.state.destroyed == 1
+    assert lm.state.sessions == 1 and lm.state.clones == 1 and lm.state.destroyed == 1
 
 
 @run_in_pyodide(packages=["pysite-agent"])
@@ -227,7 +315,8 @@ async def test_errors_are_mapped_and_sessions_destroyed(selenium, fake_lm):
     asyncio.get_running_loop().call_later(0.05, controller.abort, "stop")
     with pytest.raises(AbortedError):
         await model.respond(request(controller.signal))
-    assert lm.state.sessions == lm.state.destroyed == 4
+    assert lm.state.sessions == 1  # one base session, cloned for each step
+    assert lm.state.clones == lm.state.destroyed == 4
 
     for state, code in [
         ("downloadable", "model-download-required"),
@@ -238,7 +327,70 @@ async def test_errors_are_mapped_and_sessions_destroyed(selenium, fake_lm):
         with pytest.raises(SiteAgentError) as info:
             await model.respond(request())
         assert info.value.code == code
-    assert lm.state.sessions == 4  # never created a session (or a download) by itself
+    assert lm.state.sessions == 1  # never created a session (or a download) by itself
+
+
+@run_in_pyodide(packages=["pysite-agent"])
+async def test_native_tool_use_one_base_session_and_streamed_text(selenium, fake_lm):
+    import json
+
+    from pyodide.code import run_js
+
+    import pysite_agent as sa
+    from pysite_agent import ffi
+    from pysite_agent.models.chrome import NULL_PLACEHOLDER, chrome_built_in
+
+    lm = run_js(fake_lm)
+    types = {name: getattr(lm.toolTypes, name) for name in lm.toolTypes.object_keys()}
+    model = chrome_built_in(language_model=lm, tool_types=types)
+    ran = []
+
+    def view_cart(args):
+        ran.append(args)
+        return json.dumps({"items": ["mug", None], "coupon": None})
+
+    schema = {
+        "type": "object",
+        "$defs": {"id": {"type": "string", "enum": ["mug", "tote"]}},
+        "properties": {"id": {"$ref": "#/$defs/id"}},
+    }
+    tool = sa.Tool("view_cart", "What is in the cart", view_cart, schema, {"readOnlyHint": True})
+    agent = sa.create_site_agent(model=model, tools=[tool])
+    lm.state.replies = run_js(
+        """[['Let me look. ', {call: {name: 'view_cart', arguments: {id: 'mug'}}},
+            {call: {name: 'other', arguments: {}}}],
+           ['You have ', 'a mug.'],
+           ['Still ', 'a mug.']]"""
+    )
+    count = ffi.pyproxy_tracing(True)
+    try:
+        baseline = count()
+        run = agent.run("what is in my cart?")
+        result = await run.done
+        assert result.status == "answered" and result.answer == "You have a mug."
+        second = await agent.run("and now?").done
+        assert second.answer == "Still a mug."
+        assert count() == baseline, "a native step left PyProxies behind"
+    finally:
+        ffi.pyproxy_tracing(False)
+    assert ran == [{"id": "mug"}]
+    assert model.last_mode == "native"
+    deltas = [e.text for e in run.events if e.type == "text-delta"]
+    assert deltas == ["Let me look. ", "You have ", "a mug."]
+    # one base session for the page's tools, a clone per step, each clone destroyed
+    assert lm.state.sessions == 1 and lm.state.clones == 3 and lm.state.destroyed == 3
+    log = [entry.to_py() for entry in lm.state.log]
+    (declared,) = json.loads(log[0]["tools"])
+    assert declared["inputSchema"]["properties"]["id"]["enum"] == ["mug", "tote"]
+    assert log[0]["constraint"] is None
+    second_input = json.loads(log[1]["input"])
+    response = second_input[-1]["content"][0]
+    assert response["type"] == "tool-response"
+    assert response["value"]["result"] == [
+        {"type": "object", "value": {"items": ["mug", NULL_PLACEHOLDER]}}
+    ]
+    agent.reset()
+    assert lm.state.destroyed == 4  # the base session too
 
 
 @run_in_pyodide(packages=["pysite-agent"])
