@@ -72,7 +72,6 @@ Errors ("Error handling"; DOMException names mapped by :data:`pysite_agent.ffi.E
 -> ``model-download-required`` with the reason.
 """
 
-
 from __future__ import annotations
 
 import asyncio
