@@ -35,6 +35,13 @@ if (new URLSearchParams(location.search).has('fake-lm')) {
       });
       return JSON.stringify({ type: 'answer', text: 'Hello from the on-device model.' });
     }
+    promptStreaming(text, options = {}) {
+      const reply = this.prompt(text, options);
+      return new ReadableStream({
+        async start(controller) { controller.enqueue(await reply); controller.close(); },
+      });
+    }
+    async clone() { return new Session(); }
     destroy() {}
   }
   const LanguageModel = {
