@@ -785,7 +785,7 @@ def test_a_whole_run_with_the_agent() -> None:
     assert all(s.destroyed for s in lm.sessions)
 
 
-# -- sessions (issue 10): one base session per page, tool revision and conversation -----------
+# -- sessions: one base session per page, tool revision and conversation --------------------
 
 
 def shop_tool(description: str = "Add a product") -> sa.Tool:
