@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import inspect
 import itertools
 import json
 import math
-import sys
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from typing import Any
 
@@ -56,9 +54,8 @@ from pysite_agent.core.wire import (
     tool_result_message,
     user_message,
 )
+from pysite_agent.tools import default_tool_source
 from pysite_agent.tools.python_source import as_tool_source
-
-IN_PYODIDE = sys.platform == "emscripten" or "pyodide" in sys.modules
 
 MAX_STEPS_RANGE = (1, 50)
 DENIED_TEXT = (
@@ -69,23 +66,6 @@ NO_CONFIRM_TEXT = (
     "This call needs the visitor's approval and no one can approve it here, so it was not run."
 )
 ABORTED_TEXT = "The run was stopped before this call finished; it may not have completed."
-
-
-def default_tool_source() -> ToolSource:
-    """The browser's ``document.modelContext`` in Pyodide.
-
-    Raises:
-        SiteAgentError: ``no-tools`` outside a browser.
-    """
-    if IN_PYODIDE:
-        model_context = importlib.import_module("pysite_agent.tools.model_context")
-        source: ToolSource = model_context.ModelContextSource()
-        return source
-    raise SiteAgentError(
-        "no-tools",
-        "No tools: outside a browser there is no document.modelContext; pass tools=[Tool(...)] "
-        "or a tool source.",
-    )
 
 
 def resolve_tools(tools: Any) -> ToolSource:
