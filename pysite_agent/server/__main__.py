@@ -9,8 +9,10 @@ stderr (status, provider, latency, client bucket; never the key or message conte
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -35,6 +37,51 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)
 
 
+def port_number(text: str) -> int:
+    """An ``argparse`` type: a TCP port from 0 to 65535 (0: the system picks a free one)."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a TCP port: use a whole number from 0 to 65535"
+        )
+    return value
+
+
+def listen_problem(host: str, port: int) -> str | None:
+    """Why the server could not listen on ``host:port`` (checked before starting), or ``None``.
+
+    A host that cannot be resolved, or that is not an address of this machine, is reported as a
+    host problem; a port in use or reserved as a port problem.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        return (
+            f"cannot resolve the host {host!r} ({exc.strerror}): pass --host with a name or "
+            "address of this machine, such as 127.0.0.1 or 0.0.0.0"
+        )
+    family, kind, proto, _name, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRNOTAVAIL:
+                return (
+                    f"the host {host!r} is not an address of this machine: pass --host with "
+                    "one of its addresses, such as 127.0.0.1 or 0.0.0.0"
+                )
+            if exc.errno == errno.EADDRINUSE:
+                return f"port {port} is already in use on {host}: pass another --port"
+            if exc.errno == errno.EACCES:
+                return f"port {port} needs privileges on this machine: pass a --port above 1023"
+            return f"cannot listen on {host}:{port} ({exc.strerror or exc})"
+    return None
+
+
 def parser() -> argparse.ArgumentParser:
     p = _Parser(
         allow_abbrev=False,
@@ -57,7 +104,7 @@ def parser() -> argparse.ArgumentParser:
         help="environment variable holding the key (default: by provider, e.g. OPENAI_API_KEY)",
     )
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8787)
+    p.add_argument("--port", type=port_number, default=8787, help="0 to 65535 (default 8787)")
     p.add_argument("--path", default="/", help="where the proxy answers (default /)")
     p.add_argument("--health-path", default="/healthz")
     p.add_argument("--base-url", help="API root for OpenAI-compatible servers or gateways")
@@ -157,6 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     app = build_app(args, dict(os.environ))
     configure_logging(args.log_level)
+    problem = listen_problem(args.host, args.port)
+    if problem is not None:
+        raise SystemExit(f"error: {problem}")
     import uvicorn
 
     uvicorn.run(

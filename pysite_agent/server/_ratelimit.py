@@ -7,6 +7,7 @@ The storage comes from a URI: ``memory://`` (one process) or a shared store such
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from dataclasses import dataclass
@@ -19,6 +20,31 @@ from limits.storage import storage_from_string
 from pysite_agent.server._options import RateLimit
 
 NAMESPACE = "pysite-agent"
+
+
+UNREACHABLE = "rate-limit store unreachable"
+FAILED = "rate-limit store error"
+
+
+class StoreProblem(Exception):
+    """The rate-limit store cannot be used. ``str(exc)`` names the kind of problem
+    (:data:`UNREACHABLE` or :data:`FAILED`) and the store by its scheme only (the URI may hold
+    a password)."""
+
+    def __init__(self, kind: str, scheme: str, detail: str) -> None:
+        super().__init__(f"{kind}: the {scheme!r} store ({detail})")
+        self.kind = kind
+
+
+def problem_kind(exc: BaseException) -> str:
+    """:data:`UNREACHABLE` for connection failures and timeouts (builtin ones, or a store
+    client's own, such as redis-py's ``ConnectionError``), else :data:`FAILED`."""
+    for cls in type(exc).__mro__:
+        if cls in (OSError, ConnectionError, TimeoutError) or any(
+            word in cls.__name__ for word in ("Connection", "Timeout")
+        ):
+            return UNREACHABLE
+    return FAILED
 
 
 @dataclass(frozen=True)
@@ -49,6 +75,7 @@ class Limiter:
             raise ValueError(
                 f"rate_limit_storage: cannot use a {scheme!r} store ({type(exc).__name__})"
             ) from None
+        self._scheme = uri.split("://", 1)[0].removeprefix("async+")
         self._storage = storage
         self._strategy = MovingWindowRateLimiter(storage)
         self._item = RateLimitItemPerSecond(config.max, config.window_s, namespace=NAMESPACE)
@@ -61,6 +88,25 @@ class Limiter:
         stats = await self._strategy.get_window_stats(self._item, "ip", bucket)
         wait = math.ceil(stats.reset_time - time.time())
         return Decision(False, max(1, min(wait, self._window_s)))
+
+    async def check(self) -> None:
+        """Ask the store whether it answers (start-up check).
+
+        Raises:
+            StoreProblem: it does not answer, or its check fails.
+        """
+        try:
+            healthy = self._storage.check()
+            if inspect.isawaitable(healthy):
+                healthy = await healthy
+        except Exception as exc:  # noqa: BLE001 - reported by kind, never with the URI
+            raise StoreProblem(problem_kind(exc), self._scheme, type(exc).__name__) from None
+        if not healthy:
+            raise StoreProblem(UNREACHABLE, self._scheme, "its health check failed")
+
+    def problem(self, exc: BaseException) -> StoreProblem:
+        """``exc``, raised by the store while counting, as a :class:`StoreProblem`."""
+        return StoreProblem(problem_kind(exc), self._scheme, type(exc).__name__)
 
     async def aclose(self) -> None:
         """Close the store's client connections, where the store has any (Redis)."""

@@ -39,7 +39,7 @@ from pysite_agent.server._errors import (
     describe,
 )
 from pysite_agent.server._options import Options
-from pysite_agent.server._ratelimit import Limiter
+from pysite_agent.server._ratelimit import Limiter, StoreProblem
 from pysite_agent.server._types import Receive, Scope, Send
 from pysite_agent.server.names import NameMap
 from pysite_agent.server.providers import PROVIDERS, Prepared, Unusable
@@ -204,10 +204,28 @@ class ProxyApp:
         await self._report_internal("unexpected error while handling a request", exc)
         return error_response(500, "internal-error")
 
+    async def check_store(self) -> str | None:
+        """Check the rate-limit store (run at the ASGI lifespan's start-up). Returns ``None``
+        when it answers (or there is no rate limit), else a message that names the problem
+        and the store's scheme, e.g. ``"rate-limit store unreachable: the 'redis' store
+        (ConnectionError)"``; that message is also logged."""
+        if self._limiter is None:
+            return None
+        try:
+            await self._limiter.check()
+        except StoreProblem as exc:
+            logger.error(json.dumps({"event": "rate-limit-store", "problem": str(exc)}))
+            return str(exc)
+        return None
+
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                problem = await self.check_store()
+                if problem is not None:  # fail fast: no request could be counted
+                    await send({"type": "lifespan.startup.failed", "message": problem})
+                    return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.aclose()
@@ -250,6 +268,7 @@ class ProxyApp:
                         {
                             "event": "error",
                             "kind": type(error).__name__,
+                            "message": error.message,
                             "status": error.status,
                             "upstream_status": error.upstream_status,
                             "provider": error.provider,
@@ -340,7 +359,18 @@ class ProxyApp:
         try:
             return await self._limiter.hit(bucket)
         except Exception as exc:  # noqa: BLE001 - fail closed on any store error
-            await self._report_internal("the rate-limit store failed", exc)
+            problem = self._limiter.problem(exc)
+            detail, trace = describe(exc, self._redact)
+            await self._report(
+                InternalError(
+                    problem.kind,  # "rate-limit store unreachable" / "rate-limit store error"
+                    provider=self._options.provider,
+                    status=500,
+                    code="internal-error",
+                    detail=detail,
+                    trace=trace,
+                )
+            )
             raise _Refused(error_response(500, "internal-error")) from None
 
     async def _body(self, scope: Scope, receive: Receive) -> bytes:

@@ -264,3 +264,49 @@ def test_cli_body_timeout_option_and_quiet_httpx_logging() -> None:
             logging.getLogger(n).setLevel(level)
             logging.getLogger(n).handlers[:] = handlers
             logging.getLogger(n).propagate = propagate
+
+
+BASE = ["--provider", "openai", "--model", MODEL, "--allowed-origin", ORIGIN]
+
+
+@pytest.mark.parametrize("port", ["-1", "65536", "99999", "http", "80.5"])
+def test_cli_refuses_ports_outside_0_65535(port: str) -> None:
+    result = _run([*BASE, "--port", port], _env(OPENAI_API_KEY=KEY))
+    assert result.returncode == 2
+    assert "is not a TCP port: use a whole number from 0 to 65535" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_cli_reports_an_unresolvable_host_as_a_host_problem() -> None:
+    result = _run([*BASE, "--host", "no-such-host.invalid"], _env(OPENAI_API_KEY=KEY))
+    assert result.returncode != 0
+    assert "cannot resolve the host 'no-such-host.invalid'" in result.stderr
+    assert "port" not in result.stderr.split("resolve the host", 1)[1].split(":")[0]
+    assert "Traceback" not in result.stderr
+    # An address that is not this machine's is a host problem too (TEST-NET-3, never local).
+    result = _run([*BASE, "--host", "203.0.113.7"], _env(OPENAI_API_KEY=KEY))
+    assert result.returncode != 0
+    assert "is not an address of this machine" in result.stderr
+
+
+def test_cli_reports_a_port_in_use_as_a_port_problem() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        result = _run([*BASE, "--port", port], _env(OPENAI_API_KEY=KEY))
+    assert result.returncode != 0
+    assert f"port {port} is already in use on 127.0.0.1" in result.stderr
+
+
+def test_cli_fails_fast_when_the_rate_limit_store_is_unreachable() -> None:
+    storage = f"redis://:{KEY}@127.0.0.1:{_free_port()}/0"  # nothing listens; a password in it
+    started = time.monotonic()
+    result = _run(
+        [*BASE, "--port", str(_free_port()), "--rate-limit-storage", storage],
+        _env(OPENAI_API_KEY=KEY),
+    )
+    assert result.returncode != 0
+    assert time.monotonic() - started < 15
+    assert "rate-limit store unreachable: the 'redis' store" in result.stderr
+    assert KEY not in result.stderr + result.stdout

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
 import os
 import shutil
 import socket
@@ -199,21 +202,108 @@ def test_async_prefixed_uri_works_too(redis_url: str, stub: StubUpstream) -> Non
         assert _post(client, server, ip).status_code == 429
 
 
-def test_unreachable_store_fails_closed_with_500(stub: StubUpstream) -> None:
+def _unreachable_store() -> str:
+    return f"redis://:{KEY}@127.0.0.1:{_free_port()}/0"  # nothing listens; a password in it
+
+
+def test_unreachable_store_at_run_time_fails_closed_and_is_reported_by_kind(
+    stub: StubUpstream,
+) -> None:
+    """A store that stops answering after start-up: 500, reported as "unreachable"."""
     ok(stub)
     errors: list[Any] = []
-    storage = f"redis://:{KEY}@127.0.0.1:{_free_port()}/0"  # nothing listens; a password in it
-    with (
-        _instance(stub, storage, rate_limit=True, on_error=errors.append) as server,
-        httpx.Client(trust_env=False, timeout=10) as client,
-    ):
-        response = _post(client, server, "192.0.2.1")
-        assert response.status_code == 500
-        assert response.json() == {
-            "error": {"code": "internal-error", "message": "Internal error."}
-        }
-        assert KEY not in response.text
+    app = create_proxy_app(
+        provider="openai",
+        model=MODEL,
+        api_key=KEY,
+        allowed_origins=[ORIGIN],
+        base_url=base_url(stub, "openai"),
+        rate_limit_storage=_unreachable_store(),
+        rate_limit=True,
+        on_error=errors.append,
+    )
+
+    async def post() -> httpx.Response:
+        # No lifespan here: the start-up check does not run, as when the store goes away later.
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://proxy") as client:
+            return await client.post(
+                "/",
+                json=request_body(),
+                headers={"origin": ORIGIN, "cf-connecting-ip": "192.0.2.1"},
+            )
+
+    response = asyncio.run(post())
+    assert response.status_code == 500
+    assert response.json() == {"error": {"code": "internal-error", "message": "Internal error."}}
+    assert KEY not in response.text
     assert stub.requests == []
     [error] = errors
     assert isinstance(error, InternalError)
+    assert error.message == "rate-limit store unreachable"
     assert KEY not in error.detail and KEY not in error.trace and KEY not in str(error)
+
+
+def test_the_default_log_names_the_store_problem(
+    stub: StubUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = create_proxy_app(
+        provider="openai",
+        model=MODEL,
+        api_key=KEY,
+        allowed_origins=[ORIGIN],
+        base_url=base_url(stub, "openai"),
+        rate_limit_storage=_unreachable_store(),
+        rate_limit=True,
+    )
+
+    async def post() -> int:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://proxy") as client:
+            response = await client.post("/", json=request_body(), headers={"origin": ORIGIN})
+            return response.status_code
+
+    with caplog.at_level(logging.WARNING, logger="pysite_agent.server"):
+        assert asyncio.run(post()) == 500
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.getMessage().startswith("{")]
+    assert any(line.get("message") == "rate-limit store unreachable" for line in lines), lines
+    assert KEY not in caplog.text
+
+
+def test_unreachable_store_fails_the_start_up_with_a_message_naming_it(stub: StubUpstream) -> None:
+    app = create_proxy_app(
+        provider="openai",
+        model=MODEL,
+        api_key=KEY,
+        allowed_origins=[ORIGIN],
+        base_url=base_url(stub, "openai"),
+        rate_limit_storage=_unreachable_store(),
+        rate_limit=True,
+    )
+    sent: list[dict[str, Any]] = []
+
+    async def lifespan() -> None:
+        messages = [{"type": "lifespan.startup"}]
+
+        async def receive() -> dict[str, Any]:
+            return messages.pop(0)
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        await asyncio.wait_for(app({"type": "lifespan"}, receive, send), 15)
+
+    asyncio.run(lifespan())
+    [failed] = sent
+    assert failed["type"] == "lifespan.startup.failed"
+    assert failed["message"].startswith("rate-limit store unreachable: the 'redis' store")
+    assert KEY not in failed["message"]
+
+
+def test_a_reachable_store_passes_the_start_up_check(redis_url: str, stub: StubUpstream) -> None:
+    ok(stub)
+    with (
+        _instance(stub, redis_url, rate_limit={"window_ms": 1000, "max": 5}) as server,
+        httpx.Client(trust_env=False, timeout=10) as client,
+    ):
+        assert _post(client, server, "192.0.2.50").status_code == 200
