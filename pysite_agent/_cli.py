@@ -53,6 +53,19 @@ def _run_bundle(args: argparse.Namespace) -> int:
     return 0
 
 
+def port_number(text: str) -> int:
+    """An ``argparse`` type: a TCP port from 0 to 65535 (0: the system picks a free one)."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a TCP port: use a whole number from 0 to 65535"
+        )
+    return value
+
+
 def _add_demo(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "demo",
@@ -63,7 +76,9 @@ def _add_demo(sub: Any) -> None:
             "demo shop with <site-agent> at http://localhost:PORT/. Ctrl-C stops it."
         ),
     )
-    p.add_argument("--port", type=int, default=5180, help="TCP port (default 5180)")
+    p.add_argument(
+        "--port", type=port_number, default=5180, help="TCP port, 0 to 65535 (default 5180)"
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument(
         "--cache",

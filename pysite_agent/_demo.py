@@ -15,8 +15,10 @@ and sends ``Cache-Control: no-cache`` (browsers revalidate, and get ``304 Not Mo
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import socket
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -108,13 +110,12 @@ class DemoServer(ThreadingHTTPServer):
         self.post_routes = dict(post_routes or {})
         self.requests: list[tuple[str, str, int]] = []
         self._thread: threading.Thread | None = None
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise DemoError(f"{port!r} is not a TCP port: use a whole number from 0 to 65535")
         try:
             super().__init__((host, port), _Handler)
         except OSError as exc:
-            raise DemoError(
-                f"cannot listen on {host}:{port} ({exc.strerror or exc}); "
-                "is another server using that port? Pass --port."
-            ) from None
+            raise DemoError(_listen_problem(host, port, exc)) from None
 
     @property
     def url(self) -> str:
@@ -197,6 +198,25 @@ class _Handler(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         if os.environ.get("PYSITE_DEMO_LOG"):
             super().log_message(format, *args)
+
+
+def _listen_problem(host: str, port: int, exc: OSError) -> str:
+    """What to do when the demo cannot listen: a host problem or a port problem."""
+    if isinstance(exc, socket.gaierror):
+        return (
+            f"cannot resolve the host {host!r} ({exc.strerror}): pass --host with a name or "
+            "address of this machine, such as 127.0.0.1"
+        )
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return (
+            f"the host {host!r} is not an address of this machine: pass --host with one of its "
+            "addresses, such as 127.0.0.1"
+        )
+    if exc.errno == errno.EADDRINUSE:
+        return f"port {port} is already in use on {host}: pass another --port"
+    if exc.errno == errno.EACCES:
+        return f"port {port} needs privileges on this machine: pass a --port above 1023"
+    return f"cannot listen on {host}:{port} ({exc.strerror or exc})"
 
 
 def main(
