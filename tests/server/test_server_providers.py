@@ -708,3 +708,19 @@ def test_origin_header_reaches_nothing_upstream(proxy: Any, stub: StubUpstream) 
     sent = stub.last().headers
     assert "cookie" not in sent and "origin" not in sent and "x-site" not in sent
     assert ORIGIN not in json.dumps(sent)
+
+
+def test_a_providers_cookies_are_never_kept_or_sent_on(proxy: Any, stub: StubUpstream) -> None:
+    # The app's own client has no cookie jar: what one visitor's request brought back
+    # (Set-Cookie, e.g. a load balancer's affinity cookie) never rides on the next request.
+    p: Proxy = proxy()
+    stub.responder = lambda r: Reply(
+        200, text_reply("openai", "ok"), headers={"set-cookie": "affinity=visitor-1; Path=/"}
+    )
+    assert p.post(request_body()).status_code == 200
+    assert p.post(request_body()).status_code == 200
+    assert len(stub.requests) == 2
+    assert "cookie" not in stub.requests[1].headers
+    for sent in stub.requests:
+        assert sent.headers["user-agent"] == "pysite-agent"
+        assert sent.headers["authorization"] == f"Bearer {KEY}"
