@@ -196,6 +196,37 @@ export async function bootPython({
   return pyodide;
 }
 
+/**
+ * Warm the HTTP cache with what `bootPython` fetches (Pyodide's files, the lock and the wheels
+ * of `packages`), at low priority, without starting Python. Never rejects.
+ * @param {object} [options]  `indexURL`, `lockFileURL`, `packages`: as for bootPython.
+ * @returns {Promise<number>} how many files were fetched.
+ */
+export async function prefetchPython({ indexURL, lockFileURL, packages } = {}) {
+  const base = folderURL(indexURL ?? new URL("../pyodide/", import.meta.url));
+  const lockURL = new URL(lockFileURL ?? "pyodide-lock.json", base).href;
+  const files = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"]
+    .map((name) => new URL(name, base).href);
+  const lock = await fetchLock(lockURL, undefined, false);
+  if (lock?.packages) {
+    const { inLock } = splitWanted(packages ?? ["pysite-agent"], lock);
+    for (const name of closure(lock, inLock)) {
+      files.push(new URL(lock.packages[name].file_name, new URL(".", lockURL)).href);
+    }
+  }
+  const done = await Promise.all(files.map(async (url) => {
+    try {
+      const response = await fetch(url, { priority: "low" });
+      const reader = response.body?.getReader();
+      while (reader && !(await reader.read()).done);
+      return response.ok;
+    } catch {
+      return false;
+    }
+  }));
+  return done.filter(Boolean).length;
+}
+
 /** Where the wheels live as zip files on `sys.path` (the same path in every snapshot). */
 const WHEEL_DIR = "/lib/pysite-agent/wheels";
 

@@ -5,7 +5,7 @@
 // Model and tool text is always set with textContent, never as HTML.
 import { styles } from './element-styles.js';
 import { createModelContext } from './webmcp-shim.js';
-import { connectAgent, mark, setBaseURL } from './runtime.js';
+import { connectAgent, mark, prefetchOnIntent, saveData, setBaseURL } from './runtime.js';
 
 // ---------------------------------------------------------------------------- strings
 
@@ -177,14 +177,20 @@ export class SiteAgentElement extends HTMLElement {
   connectedCallback() {
     this.#texts();
     if (this.hasAttribute('open')) this.show({ focus: false });
-    if (this.hasAttribute('preload')) {
+    if (this.hasAttribute('preload') && !saveData()) {
       const start = () => this.isConnected && this.#boot().catch(() => {});
       if (globalThis.requestIdleCallback) requestIdleCallback(start, { timeout: 5000 });
       else setTimeout(start, 1000);
+    } else {
+      this.#stopPrefetch?.();
+      this.#stopPrefetch = prefetchOnIntent(this.#ui.launcher);
     }
   }
 
+  #stopPrefetch = null;
+
   disconnectedCallback() {
+    this.#stopPrefetch?.();
     queueMicrotask(() => {
       if (!this.isConnected) this.#destroy();
     });

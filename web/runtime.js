@@ -56,3 +56,42 @@ export function loadRuntime(options) {
 export function connectAgent(bridge, options) {
   return import('./runtime-host.js').then((host) => host.connectAgent(bridge, options));
 }
+
+// ---- prefetch: warm the HTTP cache when the visitor shows intent (never on idle)
+
+/** The visitor asked the browser to save data (Save-Data): no prefetch, no idle preload. */
+export const saveData = () => !!globalThis.navigator?.connection?.saveData;
+
+let prefetched = null;
+
+/** Fetch the runtime's files into the HTTP cache once per page (boot.js's prefetchPython). */
+export function prefetchRuntime() {
+  const { settings, pyodide, bootURL } = runtimeSettings();
+  if (!prefetched && !pyodide && !saveData()) {
+    mark('prefetch');
+    prefetched = Promise.all([import('./runtime-host.js'), import(bootURL)])
+      .then(([, boot]) => boot.prefetchPython?.(settings)).catch(() => {});
+  }
+  return prefetched;
+}
+
+/**
+ * Calls prefetchRuntime() once the pointer comes within 96 px of `target` or `target` gets
+ * keyboard focus. Returns a function that stops watching.
+ */
+export function prefetchOnIntent(target) {
+  if (saveData() || typeof document === 'undefined') return () => {};
+  const watch = new AbortController();
+  const go = () => {
+    watch.abort();
+    prefetchRuntime();
+  };
+  document.addEventListener('pointermove', (e) => {
+    const r = target.getBoundingClientRect();
+    const dx = Math.max(r.left - e.clientX, 0, e.clientX - r.right);
+    const dy = Math.max(r.top - e.clientY, 0, e.clientY - r.bottom);
+    if (r.width && dx * dx + dy * dy <= 96 * 96) go();
+  }, { passive: true, signal: watch.signal });
+  target.addEventListener('focus', go, { signal: watch.signal });
+  return () => watch.abort();
+}
