@@ -11,6 +11,11 @@ The codes the README lists ("The Python API", errors; ``SiteAgentError.code`` an
 - ``model-error``: the model adapter raised or its endpoint failed.
 - ``bad-reply``: the model's reply was not one of the two reply shapes.
 - ``no-tools``: there is no tool source (e.g. ``tools=None`` outside a browser).
+- ``conversation-too-long``: the latest message with its calls and results does not fit the
+  model endpoint's caps, even with older messages left out and results shortened
+  (:mod:`pysite_agent.core.history`).
+- ``repeated-call``: the model asked for the same call (same tool, same arguments as
+  canonical JSON) a third time in a row in one run; that call was not run.
 
 ``stale-tools`` is not a run error: it is the error *result* the model receives for a call whose
 tools changed between the decision and the execution (see :mod:`pysite_agent.core.policy`).
@@ -29,6 +34,8 @@ ErrorCode = Literal[
     "model-error",
     "bad-reply",
     "no-tools",
+    "conversation-too-long",
+    "repeated-call",
 ]
 
 ERROR_CODES: Final[frozenset[str]] = frozenset(get_args(ErrorCode))

@@ -140,6 +140,8 @@ def _step(step: dict[str, Any]) -> str:
         cls, word = ("allowed", "allowed") if allowed else ("denied", "denied")
         reason = step.get("reason")
         why = f" (asked: {escape(str(reason))})" if reason else ""
+        if step.get("cause"):
+            why += f" · ended: {escape(str(step.get('cause')))}"
         badge = "ok" if allowed else "bad"
         return (
             f'<li class="{cls}">{head}<span class="badge {badge}">{word}</span>'
@@ -160,6 +162,25 @@ def _step(step: dict[str, Any]) -> str:
             f'<li class="{" ".join(classes)}">{head}{escape(str(step.get("name", "")))} '
             f"{''.join(badges)}<pre>{escape(str(step.get('text', '')))}</pre></li>"
         )
+    if kind == "trim":
+        limits = [
+            f"{key} {escape(str(step[key]))}"
+            for key in ("maxMessages", "maxBodyBytes")
+            if key in step
+        ]
+        notes = "; ".join(str(n) for n in step.get("notes") or [])
+        return (
+            f'<li class="trim">{head}step {escape(str(step.get("step", "")))}: '
+            f"{escape(str(step.get('droppedMessages', 0)))} older messages left out, "
+            f"{escape(str(step.get('shortenedResults', 0)))} results shortened, "
+            f"{escape(str(step.get('sentMessages', 0)))} sent "
+            f'<span class="muted">({escape(str(step.get("reason", "")))}'
+            f"{', ' + ', '.join(limits) if limits else ''})</span>"
+            f"{'<pre>' + escape(notes) + '</pre>' if notes else ''}</li>"
+        )
+    if kind == "page":
+        where = f"{step.get('origin', '')}{step.get('path', '')}"
+        return f'<li class="page">{head}{escape(where)}</li>'
     if kind == "error":
         return (
             f'<li class="error">{head}{_badge(str(step.get("code")), "bad")}'

@@ -271,6 +271,10 @@ class ModelRequest:
             fragment of ANSWER text (a non-empty ``str``) as the model writes it, in order,
             never with tool-call JSON; adapters that cannot stream ignore it. The fragments
             are a preview: the reply ``respond`` returns stays what counts.
+        on_trim: an adapter that leaves part of ``messages`` out (its history budget,
+            :mod:`pysite_agent.core.history`) calls it with a
+            :class:`~pysite_agent.core.history.Trim`; the agent records it as a trace
+            ``trim`` step. Adapters that send everything never call it.
     """
 
     instructions: str
@@ -278,6 +282,7 @@ class ModelRequest:
     tools: Sequence[dict[str, Any]]
     signal: AbortSignal | None = field(default=None, compare=False, repr=False)
     on_text: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
+    on_trim: Callable[[Any], None] | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """Protocol v1's request body: ``{version: 1, instructions, messages, tools}``."""
