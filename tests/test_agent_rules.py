@@ -238,7 +238,8 @@ def test_rule7_max_steps_out_of_range(steps: Any) -> None:
 
 def test_rule7_max_steps_exhausted() -> None:
     shop = Shop()
-    agent, model = make(shop, [tool_call("search_products", {"query": "x"})] * 5, max_steps=3)
+    calls = [tool_call("search_products", {"query": q}) for q in "xyzxy"]
+    agent, model = make(shop, calls, max_steps=3)
     events, result = run(ask(agent, "loop"))
     assert result.status == "max-steps"
     assert result.error is not None and result.error.code == "max-steps"

@@ -239,6 +239,7 @@ EXAMPLES = resources.files("pysite_agent").joinpath("schemas/examples")
         ("reply-tool.json", "reply"),
         ("reply-answer.json", "reply"),
         ("error-body.json", "errorBody"),
+        ("error-body-limits.json", "errorBody"),
     ],
 )
 def test_published_examples_validate(name: str, definition: str) -> None:
@@ -287,6 +288,8 @@ def test_error_codes() -> None:
         "model-error",
         "bad-reply",
         "no-tools",
+        "conversation-too-long",
+        "repeated-call",
     } == sa.ERROR_CODES
 
 

@@ -45,6 +45,7 @@ from pysite_agent.core.types import (
     RunStatus,
     ToolCall,
     ToolSource,
+    canonical_json,
     denial_cause,
 )
 from pysite_agent.core.wire import (
@@ -254,6 +255,7 @@ class AgentRun:
         conv = self._conv
         conv.messages.append(user_message(self._message))
         await self._check_availability(signal)
+        repeats = _Repeats()
         for step in range(1, agent.max_steps + 1):
             signal.throw_if_aborted()
             tools = list(await signal.race(agent.source.get_tools()))
@@ -266,6 +268,7 @@ class AgentRun:
                 tools=[t.to_definition() for t in tools],
                 signal=signal,
                 on_text=self._text_sink(signal, open_step),
+                on_trim=_trim_recorder(trace, step),
             )
             started = monotonic_ms()
             try:
@@ -291,6 +294,7 @@ class AgentRun:
                 trace.add("answer", text=text)
                 self._emit(AnswerEvent(text))
                 return text
+            repeats.check(reply["name"], reply.get("arguments"))
             call = ToolCall(conv.call_id(reply.get("id")), reply["name"], reply.get("arguments"))
             conv.messages.append(
                 tool_call_message(call.id, call.name, call.arguments, reply.get("meta"))
@@ -485,6 +489,46 @@ class AgentRun:
         )
         self._conv.open_call = None
         self._emit(ToolResultEvent(call, text, untrusted, is_error, navigated))
+
+
+MAX_IDENTICAL_CALLS = 2
+"""Identical consecutive calls a run may make; the next identical one ends the run."""
+
+
+class _Repeats:
+    """The loop breaker: counts identical consecutive calls in one run (same tool, same
+    arguments as canonical JSON; denied and invalid calls count too)."""
+
+    def __init__(self) -> None:
+        self._last: str | None = None
+        self._count = 0
+
+    def check(self, name: str, arguments: Any) -> None:
+        """Count this call.
+
+        Raises:
+            SiteAgentError: ``repeated-call`` on the third identical call in a row (not run).
+        """
+        key = canonical_json([name, arguments])
+        self._count = self._count + 1 if key == self._last else 1
+        self._last = key
+        if self._count > MAX_IDENTICAL_CALLS:
+            raise SiteAgentError(
+                "repeated-call",
+                f"The assistant asked for the same action ({name}, with the same details) "
+                f"{self._count} times in a row, so it was stopped and not done again. "
+                "Try asking in other words.",
+            )
+
+
+def _trim_recorder(trace: TraceRecorder, step: int) -> Callable[[Any], None]:
+    """``on_trim`` for one step: a trace ``trim`` step with what the adapter left out."""
+
+    def record(trim: Any) -> None:
+        fields = trim.to_json() if hasattr(trim, "to_json") else {}
+        trace.add("trim", step=step, **_jsonable(fields))
+
+    return record
 
 
 class _Conversation:
