@@ -125,7 +125,8 @@ def error_body(code: str, message: str = "m", **extra: Any) -> dict[str, Any]:
     ("status", "body", "code", "words"),
     [
         (400, error_body("bad-request", "messages: too many"), "model-error", "rejected"),
-        (413, error_body("payload-too-large"), "model-error", "too long"),
+        (413, "Payload Too Large", "model-error", "too long"),
+        (413, error_body("bad-request"), "model-error", "too long"),
         (403, error_body("forbidden-origin"), "model-unavailable", "allowed origins"),
         (404, error_body("not-found"), "model-unavailable", "check proxy-url"),
         (405, error_body("method-not-allowed"), "model-unavailable", "check proxy-url"),
@@ -252,3 +253,129 @@ def test_a_whole_run_keeps_every_request_valid() -> None:
     bodies = [json.loads(init["body"]) for _, init in fetch.calls]
     assert all(problems("protocol-v1", b, "request") == [] for b in bodies)
     assert bodies[1]["messages"][1]["toolCall"]["meta"] == {"sig": "s"}
+
+
+# --- the history budget (issue 9, item 1) ---------------------------------------------------
+
+
+def long_history(turns: int, result: str = "ok") -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for n in range(turns):
+        out += [
+            user_message(f"question {n}"),
+            {
+                "role": "assistant",
+                "toolCall": {"id": f"c{n}", "name": "add_to_cart", "arguments": {}},
+            },
+            {
+                "role": "tool",
+                "toolCallId": f"c{n}",
+                "name": "add_to_cart",
+                "content": result,
+                "isError": False,
+                "untrusted": False,
+            },
+            {"role": "assistant", "content": f"answer {n}"},
+        ]
+    out.append(user_message("and now?"))
+    return out
+
+
+ANSWER = {"type": "answer", "text": "ok"}
+
+
+def test_trims_to_the_default_caps_and_reports_the_trim() -> None:
+    fetch = FakeFetch(Response(200, ANSWER))
+    trims: list[Any] = []
+    run(proxy("/a", fetch=fetch).respond(request(messages=long_history(30), on_trim=trims.append)))
+    sent = json.loads(fetch.calls[0][1]["body"])["messages"]
+    assert len(sent) == 37  # the last 9 turns (36 messages) and the new question
+    assert sent[0] == user_message("question 21")
+    assert sent[-1] == user_message("and now?")
+    (trim,) = trims
+    assert trim.dropped_messages == 84 and trim.sent_messages == 37
+    assert trim.reason == "max-messages"
+
+
+def test_nothing_reported_when_nothing_is_cut() -> None:
+    fetch = FakeFetch(Response(200, ANSWER))
+    trims: list[Any] = []
+    run(proxy("/a", fetch=fetch).respond(request(messages=long_history(2), on_trim=trims.append)))
+    assert trims == []
+
+
+def test_body_bytes_cap() -> None:
+    fetch = FakeFetch(Response(200, ANSWER))
+    model = proxy("/a", fetch=fetch, max_body_bytes=3_000)
+    run(model.respond(request(messages=long_history(10, result="z" * 400))))
+    assert len(fetch.calls[0][1]["body"].encode()) <= 3_000
+
+
+def too_many(max_messages: int, max_body_bytes: int = 65_536) -> Response:
+    return Response(
+        413,
+        error_body(
+            "too-many-messages",
+            f"Too many messages (at most {max_messages}).",
+            limits={"maxMessages": max_messages, "maxBodyBytes": max_body_bytes},
+        ),
+    )
+
+
+def test_a_too_large_answer_lowers_the_caps_and_retries_once() -> None:
+    fetch = FakeFetch(too_many(10), Response(200, ANSWER))
+    model = proxy("/a", fetch=fetch)
+    trims: list[Any] = []
+    assert run(model.respond(request(messages=long_history(5), on_trim=trims.append))) == ANSWER
+    first, second = (json.loads(init["body"])["messages"] for _, init in fetch.calls)
+    assert len(first) == 21 and len(second) == 9
+    assert second[0] == user_message("question 3")
+    assert model.max_messages == 10  # remembered for the next steps
+    assert [t.sent_messages for t in trims] == [9]
+
+
+def test_payload_too_large_with_limits_retries_within_the_bytes() -> None:
+    answer_413 = Response(
+        413, error_body("payload-too-large", "big", limits={"maxBodyBytes": 2_000})
+    )
+    fetch = FakeFetch(answer_413, Response(200, ANSWER))
+    run(proxy("/a", fetch=fetch).respond(request(messages=long_history(10, result="y" * 300))))
+    assert len(fetch.calls) == 2
+    assert len(fetch.calls[1][1]["body"].encode()) <= 2_000
+
+
+def test_only_one_retry() -> None:
+    fetch = FakeFetch(too_many(10), too_many(4))
+    with pytest.raises(sa.SiteAgentError) as info:
+        run(proxy("/a", fetch=fetch).respond(request(messages=long_history(5))))
+    assert len(fetch.calls) == 2
+    assert info.value.code == "model-error"
+    assert "too-many-messages" in info.value.message
+
+
+def test_no_retry_when_trimming_cannot_help() -> None:
+    fetch = FakeFetch(too_many(1))
+    with pytest.raises(sa.SiteAgentError) as info:
+        run(proxy("/a", fetch=fetch).respond(request(messages=[user_message("hi")])))
+    assert len(fetch.calls) == 1
+    assert info.value.code == "model-error"
+
+
+def test_a_current_turn_too_big_for_the_caps_is_conversation_too_long() -> None:
+    fetch = FakeFetch(Response(200, ANSWER))
+    with pytest.raises(sa.SiteAgentError) as info:
+        run(
+            proxy("/a", fetch=fetch, max_body_bytes=500).respond(
+                request(messages=[user_message("x" * 2_000)])
+            )
+        )
+    assert info.value.code == "conversation-too-long"
+    assert fetch.calls == []  # never sent
+
+
+@pytest.mark.parametrize("value", [0, -1, True, 2.5, "40"])
+def test_caps_must_be_positive_integers(value: Any) -> None:
+    with pytest.raises(ValueError):
+        proxy("/a", max_messages=value)
+    with pytest.raises(ValueError):
+        proxy("/a", max_body_bytes=value)

@@ -25,7 +25,8 @@ Status codes -> :class:`~pysite_agent.core.errors.SiteAgentError` codes (consist
 server in ``pysite_agent.server``):
 
 - 400 ``bad-request`` -> ``model-error``: the endpoint rejected the request.
-- 413 ``payload-too-large`` -> ``model-error``: the conversation is too long; start a new one.
+- 413 ``payload-too-large`` or ``too-many-messages`` -> trimmed and retried once (below); if
+  it comes again, ``model-error``: the conversation is too long; start a new one.
 - 403 ``forbidden-origin`` -> ``model-unavailable``: configuration; the site owner adds this
   origin to the server's allowed origins.
 - 404, 405 -> ``model-unavailable``: configuration; check ``proxy-url``.
@@ -37,6 +38,15 @@ server in ``pysite_agent.server``):
 
 The error body's ``code`` and ``message`` (when it matches the schema) are quoted in the
 message.
+
+History budget (:mod:`pysite_agent.core.history`): before each request the conversation is
+trimmed to ``max_messages`` messages and ``max_body_bytes`` bytes of body (the server's
+defaults, 40 and 65,536): the oldest turns are left out whole (a call never without its
+result), the current turn is always sent, and its results are shortened when it alone is too
+big; when even that does not fit, the run ends with ``conversation-too-long``. When the server
+answers 413 ``too-many-messages`` or ``payload-too-large``, the adapter takes the caps from the
+error body's ``limits`` (or, without them, half of what it sent), trims, and retries once. What
+was left out goes to ``request.on_trim`` (the agent records a trace ``trim`` step).
 
 Never put a provider key in ``headers``: every visitor can read them. :func:`proxy` refuses the
 header names providers use for keys (``x-api-key``, ``x-goog-api-key``, ``api-key``) and values
@@ -54,6 +64,7 @@ from typing import Any, Final
 
 from pysite_agent import ffi
 from pysite_agent.core.errors import ErrorCode, SiteAgentError
+from pysite_agent.core.history import Trim, fit_messages, json_bytes
 from pysite_agent.core.signals import AbortedError
 from pysite_agent.core.sse import ServerSentEvent, SSEParser
 from pysite_agent.core.types import ModelRequest
@@ -151,12 +162,29 @@ def _header(response: Any, name: str) -> str | None:
     return None if ffi.is_none(value) else str(value)
 
 
+DEFAULT_MAX_MESSAGES: Final = 40
+"""Messages per request until the server says otherwise (the server's default cap)."""
+
+DEFAULT_MAX_BODY_BYTES: Final = 65_536
+"""Request body bytes until the server says otherwise (the server's default cap)."""
+
+_TOO_LARGE: Final = frozenset({"too-many-messages", "payload-too-large"})
+
+
+def _positive(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"proxy({name}=...) must be a positive integer")
+    return value
+
+
 class ProxyModel:
     """A model behind the site's endpoint (protocol v1). See the module docstring.
 
     Attributes:
         url: the endpoint (absolute, or relative to the page).
         credentials: ``fetch``'s credentials mode.
+        max_messages: messages per request (lowered when the server tells a smaller cap).
+        max_body_bytes: request body bytes (lowered when the server tells a smaller cap).
     """
 
     def __init__(
@@ -166,6 +194,8 @@ class ProxyModel:
         headers: Mapping[str, str] | None = None,
         credentials: str = "same-origin",
         fetch: Any = None,
+        max_messages: int = DEFAULT_MAX_MESSAGES,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> None:
         if not isinstance(url, str) or not url.strip():
             raise ValueError("proxy(url): url must be a non-empty string, e.g. '/api/agent'")
@@ -175,6 +205,8 @@ class ProxyModel:
             raise TypeError("proxy(fetch=...): fetch must be callable")
         self.url = url
         self.credentials = credentials
+        self.max_messages = _positive("max_messages", max_messages)
+        self.max_body_bytes = _positive("max_body_bytes", max_body_bytes)
         self._headers = _check_headers(headers)
         self._fetch = fetch
 
@@ -192,28 +224,99 @@ class ProxyModel:
             )
         return fetch
 
-    async def respond(self, request: ModelRequest) -> dict[str, Any]:
-        """POST the request, return the validated reply.
-
-        Returns:
-            The reply dict (``{"type": "tool", ...}`` or ``{"type": "answer", "text"}``).
-
-        Raises:
-            SiteAgentError: ``model-error``, ``model-unavailable``, ``bad-reply`` or ``aborted``
-                (table in the module docstring).
-            AbortedError: ``request.signal`` aborted while the request was in flight.
-        """
+    def _fit(self, request: ModelRequest) -> tuple[dict[str, Any], Trim | None]:
         body = request.to_json()
+        overhead = json_bytes({**body, "messages": []})
+        messages, trim = fit_messages(
+            body["messages"],
+            max_messages=self.max_messages,
+            max_bytes=self.max_body_bytes,
+            overhead_bytes=overhead,
+        )
+        body["messages"] = messages
         found = problems("protocol-v1", body, "request")
         if found:
             raise SiteAgentError(
                 "model-error",
                 "The request does not match protocol v1, so it was not sent: " + "; ".join(found),
             )
+        return body, trim
+
+    def _lower_caps(self, text: Any, sent: dict[str, Any], sent_bytes: int) -> bool:
+        """Take the caps from a "too large" answer; ``False`` when it is not one."""
+        try:
+            body = json.loads(text) if isinstance(text, str) and text else None
+        except ValueError:
+            body = None
+        if body is None or problems("protocol-v1", body, "errorBody"):
+            return False
+        error = body["error"]
+        if error["code"] not in _TOO_LARGE:
+            return False
+        limits = error.get("limits", {})
+        max_messages = limits.get("maxMessages")
+        max_bytes = limits.get("maxBodyBytes")
+        if error["code"] == "too-many-messages" and max_messages is None:
+            max_messages = max(1, len(sent["messages"]) // 2)
+        if error["code"] == "payload-too-large" and max_bytes is None:
+            max_bytes = max(1, sent_bytes // 2)
+        if max_messages is not None:
+            self.max_messages = min(self.max_messages, max_messages)
+        if max_bytes is not None:
+            self.max_body_bytes = min(self.max_body_bytes, max_bytes)
+        return True
+
+    async def respond(self, request: ModelRequest) -> dict[str, Any]:
+        """Trim the history to the caps, POST the request, return the validated reply.
+
+        On a 413 ``too-many-messages`` or ``payload-too-large`` answer, the caps it tells are
+        applied and the request is trimmed and sent once more (module docstring).
+
+        Returns:
+            The reply dict (``{"type": "tool", ...}`` or ``{"type": "answer", "text"}``).
+
+        Raises:
+            SiteAgentError: ``model-error``, ``model-unavailable``, ``bad-reply``, ``aborted``
+                (table in the module docstring) or ``conversation-too-long``.
+            AbortedError: ``request.signal`` aborted while the request was in flight.
+        """
+        body, trim = self._fit(request)
+        for attempt in (1, 2):
+            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+            outcome = await self._post(text, request)
+            if isinstance(outcome, dict):  # a streamed reply, already checked
+                reply = outcome
+                break
+            status, reply_text, response = outcome
+            if status == 200:
+                reply = self._reply(reply_text)
+                break
+            retry = (
+                attempt == 1
+                and status == 413
+                and self._lower_caps(reply_text, body, len(text.encode("utf-8")))
+            )
+            if retry:
+                sent_messages = len(body["messages"])
+                body, trim = self._fit(request)
+                # Only worth a retry when the new caps left something out.
+                retry = json_bytes(body) < len(text.encode("utf-8")) or (
+                    len(body["messages"]) < sent_messages
+                )
+            if not retry:
+                raise self._error(status, reply_text, _header(response, "retry-after"))
+        if trim is not None and request.on_trim is not None:
+            with contextlib.suppress(Exception):  # recording must not break the run
+                request.on_trim(trim)
+        return reply
+
+    async def _post(
+        self, text: str, request: ModelRequest
+    ) -> dict[str, Any] | tuple[int, Any, Any]:
+        """POST ``text``: a streamed reply (checked), or ``(status, body text, response)``."""
         fetch = self._fetcher()
         signal = request.signal
         on_text = request.on_text
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
         with ffi.JsAbortLink(signal, for_js=ffi.is_js(fetch)) as link:
             init = {
                 "method": "POST",
@@ -241,9 +344,7 @@ class ProxyModel:
             raise SiteAgentError(
                 "model-error", f"The model endpoint gave no HTTP status ({status!r})."
             )
-        if status != 200:
-            raise self._error(status, reply_text, _header(response, "retry-after"))
-        return self._reply(reply_text)
+        return status, reply_text, response
 
     def _failure(self, exc: BaseException, signal: Any, doing: str) -> BaseException:
         """The project's error for a failed ``fetch`` or body read (``doing``: what failed)."""
@@ -374,6 +475,8 @@ def proxy(
     headers: Mapping[str, str] | None = None,
     credentials: str = "same-origin",
     fetch: Any = None,
+    max_messages: int = DEFAULT_MAX_MESSAGES,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> ProxyModel:
     """The site's endpoint as a model adapter (protocol v1; see the module docstring).
 
@@ -383,10 +486,19 @@ def proxy(
         credentials: ``"same-origin"`` (default), ``"include"`` or ``"omit"`` (``fetch``'s
             credentials mode).
         fetch: ``fetch(url, init)`` to use instead of the browser's (tests, custom agents).
+        max_messages: messages per request (default 40, the server's default cap).
+        max_body_bytes: request body size in bytes (default 65,536, the server's default).
 
     Raises:
-        ValueError: an empty ``url``, an unknown ``credentials`` mode, or a header that looks
-            like a provider key.
+        ValueError: an empty ``url``, an unknown ``credentials`` mode, a header that looks
+            like a provider key, or a cap that is not a positive integer.
         TypeError: ``fetch`` is not callable, or a header is not a string.
     """
-    return ProxyModel(url, headers=headers, credentials=credentials, fetch=fetch)
+    return ProxyModel(
+        url,
+        headers=headers,
+        credentials=credentials,
+        fetch=fetch,
+        max_messages=max_messages,
+        max_body_bytes=max_body_bytes,
+    )

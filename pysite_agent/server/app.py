@@ -2,10 +2,13 @@
 
 One endpoint, whatever its path: ``OPTIONS`` (CORS preflight) and ``POST`` (protocol v1). The
 checks run cheapest first: origin (403), method (405), rate limit (429), declared size (413),
-body read with a cap (413) and a deadline (408), JSON, protocol schema and caps (400); then one
+body read with a cap (413) and a deadline (408), JSON, protocol schema and caps (400; 413
+``too-many-messages``); then one
 upstream call (502, 504) and the reply (200), with the API key replaced by ``[redacted]`` if
 the provider echoed it. Every answer but 200 and 204 carries the protocol's error body
-``{"error": {"code", "message", "upstreamStatus"?}}``.
+``{"error": {"code", "message", "upstreamStatus"?, "limits"?}}``; the two "too large" answers
+(``payload-too-large``, ``too-many-messages``) tell the caps in ``limits`` so that a client can
+trim its history and retry.
 
 A request whose ``Accept`` names ``text/event-stream`` gets the streaming reply instead, from
 the provider's streaming API: the same checks, then, once the provider answered 2xx, ``200
@@ -102,18 +105,38 @@ class _Refused(Exception):
         self.response = response
 
 
-def error_body(code: str, message: str, upstream_status: int | None = None) -> bytes:
+def error_body(
+    code: str,
+    message: str,
+    upstream_status: int | None = None,
+    limits: dict[str, int] | None = None,
+) -> bytes:
     error: dict[str, Any] = {"code": code, "message": message}
     if upstream_status is not None:
         error["upstreamStatus"] = upstream_status
+    if limits is not None:
+        error["limits"] = limits
     return _jsonutil.dumps({"error": error})
 
 
 def error_response(
-    status: int, code: str, message: str | None = None, upstream_status: int | None = None
+    status: int,
+    code: str,
+    message: str | None = None,
+    upstream_status: int | None = None,
+    limits: dict[str, int] | None = None,
 ) -> Response:
-    body = error_body(code, message or MESSAGES[code], upstream_status)
+    body = error_body(code, message or MESSAGES[code], upstream_status, limits)
     return Response(status, body, [(b"content-type", b"application/json")], code)
+
+
+def caps(options: Options) -> dict[str, int]:
+    """The caps a client trims to, as protocol v1's error body tells them (``limits``)."""
+    return {
+        "maxMessages": options.max_messages,
+        "maxBodyBytes": options.max_body_bytes,
+        "maxTools": options.max_tools,
+    }
 
 
 async def read_body(receive: Receive, cap: int) -> bytes | None:
@@ -385,7 +408,10 @@ class ProxyApp:
     async def _body(self, scope: Scope, receive: Receive) -> bytes:
         cap = self._options.max_body_bytes
         too_large = error_response(
-            413, "payload-too-large", f"The request body is larger than {cap} bytes."
+            413,
+            "payload-too-large",
+            f"The request body is larger than {cap} bytes.",
+            limits=caps(self._options),
         )
         lengths = [v for k, v in scope.get("headers", ()) if k == b"content-length"]
         if lengths:
@@ -426,7 +452,9 @@ class ProxyApp:
         if found:
             raise bad("The request does not follow protocol v1: " + "; ".join(found[:3]))
         if len(data["messages"]) > o.max_messages:
-            raise bad(f"Too many messages (at most {o.max_messages}).")
+            message = f"Too many messages (at most {o.max_messages})."
+            too_many = error_response(413, "too-many-messages", message, limits=caps(o))
+            raise _Refused(too_many)
         if len(data["tools"]) > o.max_tools:
             raise bad(f"Too many tools (at most {o.max_tools}).")
         tool_names = [t["name"] for t in data["tools"]]

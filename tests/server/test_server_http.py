@@ -264,14 +264,18 @@ def test_400_not_protocol_v1(proxy: Any, stub: StubUpstream, body: Any) -> None:
     assert stub.requests == []
 
 
-def test_400_max_messages_and_max_tools(proxy: Any, stub: StubUpstream) -> None:
+def test_413_max_messages_and_400_max_tools(proxy: Any, stub: StubUpstream) -> None:
     stub.responder = lambda r: Reply(200, text_reply("openai", "ok"))
     p: Proxy = proxy(max_messages=3, max_tools=1)
     three = [{"role": "user", "content": f"m{i}"} for i in range(3)]
     assert p.post(request_body(messages=three)).status_code == 200
     response = p.post(request_body(messages=[*three, {"role": "user", "content": "m4"}]))
-    assert response.status_code == 400
-    assert "at most 3" in error_of(response)["message"]
+    assert response.status_code == 413
+    error = error_of(response)
+    assert error["code"] == "too-many-messages"
+    assert "at most 3" in error["message"]
+    assert error["limits"] == {"maxMessages": 3, "maxBodyBytes": 65_536, "maxTools": 1}
+    assert wire.problems("protocol-v1", response.json(), "errorBody") == []
     two_tools = [
         {"name": "a", "description": "", "inputSchema": {"type": "object"}},
         {"name": "b", "description": "", "inputSchema": {"type": "object"}},
@@ -307,7 +311,10 @@ def test_413_at_the_cap_and_one_byte_over(proxy: Any, stub: StubUpstream) -> Non
     body = json.dumps(request_body()).encode()
     p: Proxy = proxy(max_body_bytes=len(body))
     assert p.post(None, raw=body).status_code == 200
-    assert p.post(None, raw=body + b" ").status_code == 413
+    response = p.post(None, raw=body + b" ")
+    assert response.status_code == 413
+    assert error_of(response)["limits"]["maxBodyBytes"] == len(body)
+    assert wire.problems("protocol-v1", response.json(), "errorBody") == []
 
 
 def test_413_chunked_upload_cut_off_as_soon_as_it_passes_the_cap(
