@@ -84,6 +84,7 @@ from typing import Any
 
 from pysite_agent import ffi
 from pysite_agent.core.errors import SiteAgentError
+from pysite_agent.core.history import Trim, current_turn_start, cut_text
 from pysite_agent.core.signals import AbortedError, AbortSignal
 from pysite_agent.core.types import Availability, ModelRequest, canonical_json
 from pysite_agent.core.validation import InvalidSchemaError, validator_for
@@ -299,12 +300,8 @@ def response_constraint(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def _cut(text: str, limit: int) -> str:
-    """``text`` whole if it fits in ``limit`` code points, else its head and a marker saying how
-    many characters were cut (the marker counts towards ``limit`` when ``limit`` allows it)."""
-    if len(text) <= limit:
-        return text
-    keep = max(0, limit - len(f" [… cut {len(text)} characters]"))
-    return text[:keep] + f" [… cut {len(text) - keep} characters]"
+    """The history budget's cut (:func:`pysite_agent.core.history.cut_text`)."""
+    return cut_text(text, limit)
 
 
 def _tools_text(
@@ -487,8 +484,8 @@ def _plan(
     reply format always closes the prompt.
     """
     n = len(messages)
-    latest_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    start = latest_user if latest_user >= 0 else n
+    start = current_turn_start(messages)
+    latest_user = start if start < n else -1
     current = list(range(start, n))
     room = max(0, max_history - len(current))
     older = list(range(max(0, start - room), start))
@@ -1003,6 +1000,9 @@ class ChromeBuiltIn:
             # The browser dropped the oldest context to make room: send less from now on.
             self._budget_scale = max(0.25, self._budget_scale * 0.75)
             self.last_cut.append("the browser reported a context overflow (contextoverflow)")
+        if self.last_cut and request.on_trim is not None:
+            with contextlib.suppress(Exception):  # recording must not break the step
+                request.on_trim(Trim("prompt-chars", notes=tuple(self.last_cut)))
         return reply
 
     async def _fitted_input(
