@@ -11,6 +11,7 @@ from helpers import ScriptedModel, Shop, answer, ask, tool_call, types
 
 import pysite_agent as sa
 from pysite_agent.core.wire import problems
+from pysite_agent.models.chrome import chrome_built_in
 from pysite_agent.models.proxy import proxy
 
 
@@ -193,3 +194,37 @@ def test_the_count_starts_again_in_each_run() -> None:
 
     assert run(main()) == ["answered", "answered"]
     assert len(shop.calls) == 4
+
+
+class _Session:
+    async def prompt(self, text: str, options: Any = None) -> str:
+        return json.dumps(answer("ok"))
+
+    def destroy(self) -> None:
+        pass
+
+
+class _LanguageModel:
+    """Just enough of the Prompt API for one step (the full fake is in test_models_chrome)."""
+
+    async def availability(self, options: Any = None) -> str:
+        return "available"
+
+    async def create(self, options: Any = None) -> _Session:
+        return _Session()
+
+
+def test_chromes_prompt_budget_records_its_cuts_too() -> None:
+    model = chrome_built_in(max_history=2, language_model=_LanguageModel())
+    agent = sa.create_site_agent(model=model, tools=Shop().tools())
+
+    async def main() -> sa.RunResult:
+        for n in range(3):
+            await ask(agent, f"q{n}")
+        return (await ask(agent, "last"))[1]
+
+    result = run(main())
+    trim = next(s for s in result.trace["steps"] if s["kind"] == "trim")
+    assert trim["reason"] == "prompt-chars"
+    assert trim["notes"] == model.last_cut == ["5 earlier messages not shown"]
+    assert problems("trace-v1", result.trace) == []
