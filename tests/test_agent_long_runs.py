@@ -4,6 +4,8 @@ that trimming never touches, and the loop breaker."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 from aio import run
@@ -228,3 +230,44 @@ def test_chromes_prompt_budget_records_its_cuts_too() -> None:
     assert trim["reason"] == "prompt-chars"
     assert trim["notes"] == model.last_cut == ["5 earlier messages not shown"]
     assert problems("trace-v1", result.trace) == []
+
+
+# --- the trace schema's versioning rule -------------------------------------------------------
+
+
+def test_new_step_kinds_are_optional_additions_to_v1(tmp_path: Any) -> None:
+    """A trace with trim and page steps and a decision's cause passes the schema, ``trace
+    check`` and replay; the same trace without them (as older versions wrote it) does too."""
+
+    shop = Shop()
+    agent = sa.create_site_agent(
+        model=ScriptedModel([tool_call("add_to_cart", {"product": "mug", "quantity": 1})]),
+        tools=shop.tools(),
+        confirm=lambda r: True,
+    )
+    _, result = run(ask(agent, "add a mug"))
+    new = json.loads(json.dumps(result.trace))
+    at = new["steps"][0]["at"]
+    new["steps"][1:1] = [
+        {"kind": "page", "at": at, "origin": "http://127.0.0.1:8000", "path": "/shop/mug.html"},
+        {"kind": "trim", "at": at, "step": 1, "reason": "max-messages", "droppedMessages": 4},
+    ]
+    decision = next(s for s in new["steps"] if s["kind"] == "decision")
+    decision["cause"] = "navigated"
+    old = json.loads(json.dumps(result.trace))
+    for trace in (new, old):
+        assert problems("trace-v1", trace) == []
+        path = tmp_path / "run.json"
+        path.write_text(json.dumps(trace), encoding="utf-8")
+        done = subprocess.run(
+            [sys.executable, "-m", "pysite_agent", "trace", "check", str(path)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        replayed = run(sa.replay(trace, tools=Shop().tools(), confirm=lambda r: True))
+        assert replayed.differences == 0
+    bad = json.loads(json.dumps(new))
+    bad["steps"][1]["path"] = "/shop/mug.html?token=secret"
+    assert problems("trace-v1", bad) != []  # a query never goes into a page step
