@@ -4,14 +4,13 @@ that trimming never touches, and the loop breaker."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 from aio import run
 from helpers import ScriptedModel, Shop, answer, ask, tool_call, types
 
 import pysite_agent as sa
+from pysite_agent.__main__ import main as cli_main
 from pysite_agent.core.wire import problems
 from pysite_agent.models.chrome import chrome_built_in
 from pysite_agent.models.proxy import proxy
@@ -259,13 +258,7 @@ def test_new_step_kinds_are_optional_additions_to_v1(tmp_path: Any) -> None:
         assert problems("trace-v1", trace) == []
         path = tmp_path / "run.json"
         path.write_text(json.dumps(trace), encoding="utf-8")
-        done = subprocess.run(
-            [sys.executable, "-m", "pysite_agent", "trace", "check", str(path)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
+        assert cli_main(["trace", "check", str(path)]) == 0
         replayed = run(sa.replay(trace, tools=Shop().tools(), confirm=lambda r: True))
         assert replayed.differences == 0
     bad = json.loads(json.dumps(new))
