@@ -353,6 +353,15 @@ def test_only_one_retry() -> None:
     assert "too-many-messages" in info.value.message
 
 
+def test_an_old_servers_413_without_limits_and_nothing_to_leave_out() -> None:
+    fetch = FakeFetch(Response(413, error_body("payload-too-large", "too big")))
+    with pytest.raises(sa.SiteAgentError) as info:
+        run(proxy("/a", fetch=fetch).respond(request()))
+    assert len(fetch.calls) == 1
+    assert info.value.code == "conversation-too-long"
+    assert "too long" in info.value.message
+
+
 def test_no_retry_when_trimming_cannot_help() -> None:
     fetch = FakeFetch(too_many(1))
     with pytest.raises(sa.SiteAgentError) as info:

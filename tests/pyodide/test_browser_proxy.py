@@ -193,7 +193,8 @@ async def _replies_and_errors(selenium, base):
             400: ("model-error", "rejected"),
             403: ("model-unavailable", "allowed origins"),
             404: ("model-unavailable", "check proxy-url"),
-            413: ("model-error", "too long"),
+            # too large even with nothing left to leave out: its own code (no retry helps)
+            413: ("conversation-too-long", "too long"),
             429: ("model-error", "retry after 7 s"),
             500: ("model-error", "HTTP 500"),
             502: ("model-error", "provider status 529"),
