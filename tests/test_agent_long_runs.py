@@ -8,6 +8,7 @@ from typing import Any
 
 from aio import run
 from helpers import ScriptedModel, Shop, answer, ask, tool_call, types
+from test_models_chrome import FakeLanguageModel
 
 import pysite_agent as sa
 from pysite_agent.__main__ import main as cli_main
@@ -197,26 +198,10 @@ def test_the_count_starts_again_in_each_run() -> None:
     assert len(shop.calls) == 4
 
 
-class _Session:
-    async def prompt(self, text: str, options: Any = None) -> str:
-        return json.dumps(answer("ok"))
-
-    def destroy(self) -> None:
-        pass
-
-
-class _LanguageModel:
-    """Just enough of the Prompt API for one step (the full fake is in test_models_chrome)."""
-
-    async def availability(self, options: Any = None) -> str:
-        return "available"
-
-    async def create(self, options: Any = None) -> _Session:
-        return _Session()
-
-
 def test_chromes_prompt_budget_records_its_cuts_too() -> None:
-    model = chrome_built_in(max_history=2, language_model=_LanguageModel())
+    model = chrome_built_in(
+        max_history=2, language_model=FakeLanguageModel(replies=[json.dumps(answer())] * 4)
+    )
     agent = sa.create_site_agent(model=model, tools=Shop().tools())
 
     async def main() -> sa.RunResult:

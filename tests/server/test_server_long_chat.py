@@ -16,7 +16,14 @@ from typing import Any
 import httpx
 import pytest
 from conftest import ORIGIN, PROVIDERS, Proxy
-from stub_upstream import StubUpstream, tool_chooser
+from stub_upstream import (
+    Recorded,
+    Reply,
+    StubUpstream,
+    last_turn_is_tool_result,
+    stream_reply,
+    tool_chooser,
+)
 
 import pysite_agent as sa
 from pysite_agent.core.wire import problems
@@ -72,11 +79,28 @@ def lookup_tool() -> sa.Tool:
     )
 
 
+def streaming_tool_chooser(provider: str) -> Any:
+    """Calls ``lookup`` until a result comes back, then answers "Here it is." (two text
+    fragments), in the provider's streaming shapes when the proxy asks for a stream (the agent
+    streams answers), else as one JSON reply."""
+    plain = tool_chooser(provider, "lookup", {"product": "mug"}, answer="Here it is.")
+
+    def respond(request: Recorded) -> Reply:
+        body = request.json()
+        if not (body.get("stream") or "stream" in request.path.lower()):
+            return plain(request)
+        if last_turn_is_tool_result(provider, body):
+            return Reply(200, stream=stream_reply(provider, ["Here ", "it is."]))
+        return Reply(200, stream=stream_reply(provider, [], ("lookup", {"product": "mug"})))
+
+    return respond
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_hundred_turns_with_the_default_caps(
     proxy: Any, stub: StubUpstream, provider: str
 ) -> None:
-    stub.responder = tool_chooser(provider, "lookup", {"product": "mug"}, answer="Here it is.")
+    stub.responder = streaming_tool_chooser(provider)
     p: Proxy = proxy(provider)  # the server's default caps
 
     async def chat() -> tuple[list[sa.RunResult], HttpxFetch, sa.SiteAgent]:
