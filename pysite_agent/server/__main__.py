@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import json
 import logging
 import os
 import socket
@@ -23,6 +24,7 @@ DEFAULT_KEY_ENV = {
     "gemini": "GEMINI_API_KEY",
 }
 STORAGE_ENV = "PYSITE_AGENT_RATE_LIMIT_STORAGE"
+WORKER_ARGV_ENV = "PYSITE_AGENT_SERVER_ARGV"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -80,6 +82,17 @@ def listen_problem(host: str, port: int) -> str | None:
                 return f"port {port} needs privileges on this machine: pass a --port above 1023"
             return f"cannot listen on {host}:{port} ({exc.strerror or exc})"
     return None
+
+
+def worker_count(text: str) -> int:
+    """An ``argparse`` type: a number of worker processes, 1 to 64."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of workers: use 1 to 64")
+    return value
 
 
 def parser() -> argparse.ArgumentParser:
@@ -140,6 +153,14 @@ def parser() -> argparse.ArgumentParser:
         "(last entry of a list such as X-Forwarded-For)",
     )
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    p.add_argument(
+        "--workers",
+        type=worker_count,
+        default=1,
+        metavar="N",
+        help="worker processes sharing the port (default 1); share the rate limit between "
+        "them with --rate-limit-storage redis://...",
+    )
     return p
 
 
@@ -153,7 +174,7 @@ def build_app(args: argparse.Namespace, environ: dict[str, str]) -> Any:
         if args.api_key_env:  # never echo it: it might be a key passed by mistake
             raise SystemExit("error: the environment variable named by --api-key-env is not set")
         raise SystemExit(f"error: set the environment variable {key_env} to the provider's key")
-    storage = args.rate_limit_storage or environ.get(STORAGE_ENV) or "memory://"
+    storage = app_storage(args, environ)
     rate_limit: dict[str, int] | bool = (
         False
         if args.no_rate_limit
@@ -200,7 +221,17 @@ def configure_logging(level: str) -> None:
         logging.getLogger(name).setLevel(quiet)
 
 
+def worker_app() -> Any:
+    """The app of one worker process (``--workers N``): uvicorn starts N processes that each
+    call this factory; it reads the command line the main process saved in
+    :data:`WORKER_ARGV_ENV` (never the key: that stays in its own environment variable)."""
+    args = parser().parse_args(json.loads(os.environ[WORKER_ARGV_ENV]))
+    configure_logging(args.log_level)
+    return build_app(args, dict(os.environ))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv)
     app = build_app(args, dict(os.environ))
     configure_logging(args.log_level)
@@ -209,17 +240,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"error: {problem}")
     import uvicorn
 
+    options: dict[str, Any] = {
+        "host": args.host,
+        "port": args.port,
+        "log_level": args.log_level,
+        "access_log": False,  # the app logs its own line, without paths or queries
+        "proxy_headers": False,  # never trust X-Forwarded-For implicitly
+        "server_header": False,
+        "lifespan": "on",
+    }
+    if args.workers == 1:
+        uvicorn.run(app, **options)
+        return 0
+    if not args.no_rate_limit and app_storage(args, dict(os.environ)) == "memory://":
+        logging.getLogger("pysite_agent.server").warning(
+            json.dumps(
+                {
+                    "event": "rate-limit-per-worker",
+                    "message": f"each of the {args.workers} workers counts alone with memory://:"
+                    " pass --rate-limit-storage redis://... to share one limit",
+                }
+            )
+        )
+    os.environ[WORKER_ARGV_ENV] = json.dumps(argv)
     uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level=args.log_level,
-        access_log=False,  # the app logs its own line, without paths or queries
-        proxy_headers=False,  # never trust X-Forwarded-For implicitly
-        server_header=False,
-        lifespan="on",
+        "pysite_agent.server.__main__:worker_app", factory=True, workers=args.workers, **options
     )
     return 0
+
+
+def app_storage(args: argparse.Namespace, environ: dict[str, str]) -> str:
+    """The rate-limit storage URI the command line uses (``memory://`` by default)."""
+    return str(args.rate_limit_storage or environ.get(STORAGE_ENV) or "memory://")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from limits.storage import storage_from_string
 from pysite_agent.server._options import RateLimit
 
 NAMESPACE = "pysite-agent"
+STORE_TIMEOUT_S = 1.0
 
 
 UNREACHABLE = "rate-limit store unreachable"
@@ -61,6 +62,11 @@ def _async_uri(uri: str) -> tuple[str, dict[str, Any]]:
     options: dict[str, Any] = {}
     if scheme.startswith(("async+redis", "async+rediss")):
         options["implementation"] = "redispy"
+        # A store that stops answering (a host gone, packets dropped) must not hold requests
+        # open: each connection attempt and each command gives up after this long (the URI's
+        # own socket_timeout / socket_connect_timeout, if given, win).
+        options["socket_connect_timeout"] = STORE_TIMEOUT_S
+        options["socket_timeout"] = STORE_TIMEOUT_S
     return uri, options
 
 

@@ -42,7 +42,7 @@ from pysite_agent.server._errors import (
     describe,
 )
 from pysite_agent.server._options import Options
-from pysite_agent.server._ratelimit import Limiter, StoreProblem
+from pysite_agent.server._ratelimit import UNREACHABLE, Limiter, StoreProblem
 from pysite_agent.server._types import Receive, Scope, Send
 from pysite_agent.server.names import NameMap
 from pysite_agent.server.providers import PROVIDERS, Prepared, Unusable
@@ -51,6 +51,7 @@ from pysite_agent.server.providers._base import StreamFailed
 logger = logging.getLogger("pysite_agent.server")
 
 MAX_UPSTREAM_BYTES: Final = 4 * 1024 * 1024
+HEALTH_TIMEOUT_S: Final = 3.0
 MAX_JSON_DEPTH: Final = 64
 MAX_BUCKET_CHARS: Final = 64
 SHARED_BUCKET: Final = "shared"
@@ -249,6 +250,28 @@ class ProxyApp:
             logger.error(json.dumps({"event": "rate-limit-store", "problem": str(exc)}))
             return str(exc)
         return None
+
+    async def health(self) -> tuple[bool, dict[str, str]]:
+        """The instance's state, for a health route (:func:`with_health`).
+
+        Returns ``(ready, body)`` with ``body`` = ``{"status": "ok" | "unavailable",
+        "rateLimitStore": "ok" | "off" | "unreachable" | "error"}``: not ready while the
+        rate-limit store does not answer within :data:`HEALTH_TIMEOUT_S` seconds (requests then
+        fail closed with 500 ``internal-error``). Nothing else is revealed (no version,
+        provider, model, store address or counts).
+        """
+        if self._limiter is None:
+            return True, {"status": "ok", "rateLimitStore": "off"}
+        try:
+            async with asyncio.timeout(HEALTH_TIMEOUT_S):
+                await self._limiter.check()
+        except StoreProblem as exc:
+            state = "unreachable" if exc.kind == UNREACHABLE else "error"
+        except TimeoutError:
+            state = "unreachable"
+        else:
+            return True, {"status": "ok", "rateLimitStore": "ok"}
+        return False, {"status": "unavailable", "rateLimitStore": state}
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:

@@ -89,7 +89,8 @@ def test_cli_serves_with_the_key_from_the_environment(stub: StubUpstream) -> Non
                     if time.monotonic() > deadline or process.poll() is not None:
                         raise
                     time.sleep(0.05)
-            assert health.status_code == 200 and health.text == "ok"
+            assert health.status_code == 200
+            assert health.json() == {"status": "ok", "rateLimitStore": "ok"}
             headers = {"origin": ORIGIN}
             response = client.post(f"{url}/api/agent", json=request_body(), headers=headers)
             assert response.status_code == 200

@@ -206,7 +206,7 @@ def test_example_fake_model_over_http_with_the_demo_origins() -> None:
             deadline = time.monotonic() + 15
             while True:
                 try:
-                    assert client.get(f"{url}healthz").text == "ok"
+                    assert client.get(f"{url}healthz").json()["status"] == "ok"
                     break
                 except httpx.TransportError:
                     if time.monotonic() > deadline or process.poll() is not None:

@@ -784,7 +784,9 @@ def test_health_route_reveals_nothing_and_other_paths_404(server: Any, _switch: 
     with httpx.Client(trust_env=False) as c:
         health = c.get(f"{server.url}/healthz")
         assert health.status_code == 200
-        assert health.content == b"ok"
+        # The store's state and nothing else (no version, provider, model, address or counts).
+        assert health.json() == {"status": "ok", "rateLimitStore": "ok"}
+        assert health.headers["content-type"] == "application/json"
         assert set(health.headers) <= {
             "content-type",
             "content-length",
@@ -799,6 +801,19 @@ def test_health_route_reveals_nothing_and_other_paths_404(server: Any, _switch: 
         assert c.post(f"{server.url}/healthz").status_code == 404
         assert c.get(f"{server.url}/api/agent", headers={"origin": ORIGIN}).status_code == 405
     server.call(app.aclose())
+    off = create_proxy_app(
+        provider="openai", model="gpt-x", api_key=KEY, allowed_origins=[ORIGIN], rate_limit=False
+    )
+    _switch.target = with_health(off, path="/api/agent")
+    with httpx.Client(trust_env=False) as c:
+        assert c.get(f"{server.url}/healthz").json() == {"status": "ok", "rateLimitStore": "off"}
+
+    async def plain(scope: Any, receive: Any, send: Any) -> None:
+        pass
+
+    _switch.target = with_health(plain)  # any other ASGI app: "ok"
+    with httpx.Client(trust_env=False) as c:
+        assert c.get(f"{server.url}/healthz").content == b"ok"
     with pytest.raises(ValueError):
         with_health(app, path="/x", health_path="/x")
     with pytest.raises(ValueError):
