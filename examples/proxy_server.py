@@ -14,7 +14,7 @@ the reviews (read-only: no card).
 
 The defaults match the demo: the proxy answers at http://127.0.0.1:8787/ (the demo's "Proxy
 URL" field) and allows the origins http://localhost:5180 and http://127.0.0.1:5180 (pass
-``--allowed-origin`` to allow others instead). ``/healthz`` says ``ok``.
+``--allowed-origin`` to allow others instead). ``/healthz`` answers ``{"status":"ok",...}``.
 
 The fake model is not AI and nothing leaves the machine: it is an OpenAI-shaped stub inside
 this process (``http://fake-model.invalid``, never resolved) that runs the package's demo
