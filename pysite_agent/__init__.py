@@ -10,12 +10,17 @@ Errors: :class:`SiteAgentError` (``code`` in :data:`ERROR_CODES`) for run failur
 
 from pysite_agent.agent import (
     AgentRun,
+    EvalReport,
+    EvalSet,
+    EvalSetError,
     ReplayResult,
     ReplayStep,
     SiteAgent,
     create_site_agent,
+    load_eval_set,
     recorded_decisions,
     replay,
+    run_eval,
 )
 from pysite_agent.core.errors import ERROR_CODES, SiteAgentError
 from pysite_agent.core.events import (
@@ -70,6 +75,9 @@ __all__ = [
     "DeclaredTool",
     "DoneEvent",
     "ErrorEvent",
+    "EvalReport",
+    "EvalSet",
+    "EvalSetError",
     "ModelAdapter",
     "ModelRequest",
     "PythonToolSource",
@@ -94,8 +102,10 @@ __all__ = [
     "custom",
     "demo_rules",
     "first_available",
+    "load_eval_set",
     "proxy",
     "recorded_decisions",
     "replay",
+    "run_eval",
     "tool",
 ]

@@ -1,4 +1,4 @@
-"""Command line: ``python -m pysite_agent {bundle,demo,example,trace} ...``."""
+"""Command line: ``python -m pysite_agent {bundle,demo,eval,trace} ...``."""
 
 from __future__ import annotations
 

@@ -11,12 +11,19 @@ def add_commands(sub: Any) -> None:
     _add_trace(sub)
     _add_bundle(sub)
     _add_demo(sub)
+    _add_eval(sub)
 
 
 def _add_trace(sub: Any) -> None:
     from pysite_agent._trace_cli import add_trace_command
 
     add_trace_command(sub)
+
+
+def _add_eval(sub: Any) -> None:
+    from pysite_agent._eval_cli import add_eval_command
+
+    add_eval_command(sub)
 
 
 def _add_bundle(sub: Any) -> None:

@@ -1,0 +1,190 @@
+"""``python -m pysite_agent eval CASES.json``: the tool-choice eval on CPython.
+
+The eval itself is :mod:`pysite_agent.agent.evals` (the same code runs in the page, through the
+element's ``agent.evaluate()``). This module only picks the model and, for the proxy, supplies
+the HTTP client: the layers keep HTTP clients out of ``models`` (the browser's ``fetch`` is used
+there), so on CPython :func:`httpx_fetch` is injected as ``proxy(url, fetch=...)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import pkgutil
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+class _Response:
+    """What ``proxy()`` reads from ``fetch``: ``status``, ``headers`` and ``await text()``."""
+
+    def __init__(self, status: int, headers: Mapping[str, str], body: str) -> None:
+        self.status = status
+        self.headers = dict(headers)
+        self._body = body
+
+    async def text(self) -> str:
+        return self._body
+
+
+def httpx_fetch(*, timeout_s: float = 60.0) -> Any:
+    """A ``fetch(url, init)`` for :func:`pysite_agent.proxy` on CPython, over ``httpx``.
+
+    ``init`` is what ``proxy()`` passes (``method``, ``headers``, ``body``; ``credentials`` and
+    ``signal`` have no meaning here). The response is read whole (the eval does not stream).
+    ``timeout_s`` is httpx's timeout in seconds for each request.
+
+    Raises:
+        SystemExit: ``httpx`` is not installed (it comes with the ``server`` extra).
+    """
+    try:
+        import httpx
+    except ImportError:  # pragma: no cover - the dev and server installs have it
+        raise SystemExit(
+            "the eval needs httpx to reach a proxy: pip install 'pysite-agent[server]'"
+        ) from None
+
+    async def fetch(url: str, init: Mapping[str, Any]) -> _Response:
+        async with httpx.AsyncClient(timeout=timeout_s) as client:
+            response = await client.request(
+                str(init.get("method", "GET")),
+                url,
+                headers=dict(init.get("headers") or {}),
+                content=init.get("body"),
+            )
+            return _Response(response.status_code, response.headers, response.text)
+
+    return fetch
+
+
+def _custom_model(spec: str) -> Any:
+    from pysite_agent.models.base import custom
+
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise SystemExit(f"--custom wants MODULE:FUNCTION, got {spec!r}")
+    if module_name == "pysite_agent" or module_name.startswith("pysite_agent."):
+        # The package's own modules are reached through plain imports (the layer contracts
+        # check those); --custom is for the user's own model code.
+        raise SystemExit("--custom names your own module; for demo rules leave it out")
+    try:
+        fn = pkgutil.resolve_name(spec)  # the user's module, named on the command line
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise SystemExit(f"--custom {spec}: {exc}") from None
+    if not callable(getattr(fn, "respond", None)):
+        fn = custom(fn, name=spec)
+    return fn
+
+
+def add_eval_command(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "eval",
+        help="measure how well a model picks the page's tools (no tool runs)",
+        description=(
+            "Run a tool-choice eval (eval set v1, the webmcp-evals case format: message, the "
+            "page's tools, the expected tool and arguments) against a model and print tool-choice "
+            "and argument accuracy per case and in total. No tool is ever executed: results "
+            "are scripted. Without --proxy or --custom the model is demo rules (keyword "
+            "matching, not AI)."
+        ),
+    )
+    p.add_argument("cases", metavar="CASES.json", help="the case set")
+    p.add_argument(
+        "--tools",
+        metavar="SCHEMA.json",
+        help='the page\'s tools, for a case set without them ({"tools": [...]} or a list)',
+    )
+    model = p.add_mutually_exclusive_group()
+    model.add_argument("--proxy", metavar="URL", help="a pysite-agent proxy (protocol v1)")
+    model.add_argument(
+        "--custom",
+        metavar="MODULE:FUNCTION",
+        help="a model function fn(request) -> reply (sync or async), or a model object",
+    )
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME:VALUE",
+        help="a header for --proxy (e.g. a session token; never a provider key)",
+    )
+    p.add_argument("--instructions", help="the site's instructions (default: the set's)")
+    p.add_argument("--json", metavar="OUT", help="also write the report as JSON ('-': stdout)")
+    p.add_argument(
+        "--timeout-s", type=float, default=60.0, help="per request to --proxy (default 60)"
+    )
+    p.add_argument(
+        "--min-tool-choice",
+        type=float,
+        metavar="FRACTION",
+        help="exit 1 when total tool-choice accuracy is below this (0..1)",
+    )
+    p.set_defaults(handler=run_eval_command)
+
+
+def _model(args: argparse.Namespace) -> Any:
+    if args.proxy:
+        from pysite_agent.models.proxy import proxy
+
+        headers = {}
+        for item in args.header:
+            name, sep, value = item.partition(":")
+            if not sep or not name.strip():
+                raise SystemExit(f"--header wants NAME:VALUE, got {item!r}")
+            headers[name.strip()] = value.strip()
+        try:
+            return proxy(args.proxy, headers=headers, fetch=httpx_fetch(timeout_s=args.timeout_s))
+        except (TypeError, ValueError) as exc:
+            raise SystemExit(f"--proxy: {exc}") from None
+    if args.custom:
+        return _custom_model(args.custom)
+    from pysite_agent.models.demo_rules import demo_rules
+
+    return demo_rules()
+
+
+def _read_json(path: str, what: str) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SystemExit(f"{what}: {exc}") from None
+    except ValueError as exc:
+        raise SystemExit(f"{what} {path} is not JSON: {exc}") from None
+
+
+def run_eval_command(args: argparse.Namespace) -> int:
+    """Exit status: 0, 1 below ``--min-tool-choice``, 2 for unusable input (message on
+    stderr)."""
+    from pysite_agent.agent.evals import EvalSetError, load_eval_set, run_eval
+
+    try:
+        tools = _read_json(args.tools, "--tools") if args.tools else None
+        eval_set = load_eval_set(_read_json(args.cases, "CASES.json"), tools=tools)
+        model = _model(args)
+    except EvalSetError as exc:
+        print(f"{args.cases}: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    report = asyncio.run(run_eval(eval_set, model, instructions=args.instructions))
+    data = report.to_json()
+    if args.json == "-":
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(report.table())
+        if args.json:
+            Path(args.json).write_text(
+                json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
+    minimum = args.min_tool_choice
+    if minimum is not None and data["total"]["toolChoice"] < minimum:
+        print(
+            f"tool choice {data['total']['toolChoice']:.0%} is below {minimum:.0%}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

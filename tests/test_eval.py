@@ -1,0 +1,443 @@
+"""The tool-choice eval: the case format (eval set v1, webmcp-evals' shape), the scores, the
+runner against scripted models, and ``python -m pysite_agent eval`` (demo rules, a custom
+function, and the proxy adapter over real HTTP on loopback)."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from aio import run
+
+import pysite_agent as sa
+from pysite_agent.__main__ import main
+from pysite_agent.agent.evals import arguments_match, key_score
+from pysite_agent.core.instructions import build_instructions
+from pysite_agent.core.signals import AbortController, AbortedError
+from pysite_agent.core.types import ModelRequest
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO_SET = ROOT / "examples" / "demo-shop-evals.json"
+
+TOOLS = [
+    {
+        "name": "add_to_cart",
+        "description": "Add a product to the cart",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"product": {"type": "string"}, "quantity": {"type": "integer"}},
+            "required": ["product", "quantity"],
+        },
+    },
+    {"name": "checkout", "description": "Place the order", "inputSchema": None},
+    {"name": "search", "description": "Search", "inputSchema": {"type": "object"}},
+]
+
+
+def case(text: str, *calls: tuple[str, dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {
+        "name": text,
+        "messages": [{"role": "user", "type": "message", "content": text}],
+        "expectedCall": [{"functionName": n, "arguments": a} for n, a in calls] or None,
+        **extra,
+    }
+
+
+class Scripted:
+    """A model that gives its replies in order and records every request."""
+
+    name = "scripted"
+
+    def __init__(self, *replies: Any) -> None:
+        self.replies = list(replies)
+        self.requests: list[ModelRequest] = []
+
+    async def respond(self, request: ModelRequest) -> Any:
+        self.requests.append(request)
+        reply = self.replies.pop(0)
+        if isinstance(reply, BaseException):
+            raise reply
+        return reply
+
+
+def tool(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"type": "tool", "name": name, "arguments": arguments}
+
+
+ANSWER = {"type": "answer", "text": "Hello."}
+
+# -- the format --------------------------------------------------------------------------------
+
+
+def test_a_set_in_webmcp_evals_shape_loads_with_its_history() -> None:
+    data = [
+        {
+            "name": "direct only",
+            "messages": [
+                {"role": "user", "type": "message", "content": "price 300 to 800"},
+                {"role": "model", "type": "functioncall", "name": "search", "arguments": {"a": 1}},
+                # webmcp-evals' own files write the response with type "functioncall" too
+                {
+                    "role": "user",
+                    "type": "functioncall",
+                    "name": "search",
+                    "response": {"result": "Filters updated."},
+                },
+                {"role": "model", "type": "message", "content": "Done."},
+                {"role": "user", "type": "message", "content": "only direct"},
+            ],
+            "expectedCall": [{"functionName": "search", "arguments": {"stops": [0]}}],
+        }
+    ]
+    eval_set = sa.load_eval_set(data, tools={"tools": TOOLS})
+    (loaded,) = eval_set.cases
+    assert [m["role"] for m in loaded.messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
+    assert loaded.messages[1]["toolCall"] == {
+        "id": "call_1",
+        "name": "search",
+        "arguments": {"a": 1},
+    }
+    assert loaded.messages[2]["toolCallId"] == "call_1"
+    assert loaded.messages[2]["content"] == "Filters updated."
+    assert [t["name"] for t in loaded.tools] == ["add_to_cart", "checkout", "search"]
+    assert loaded.tools[1]["inputSchema"] == {"type": "object"}  # null: no arguments
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        ({"tools": TOOLS, "cases": []}, "non-empty list"),
+        ({"cases": [case("x", ("add_to_cart", {}))]}, "no tools"),
+        ({"tools": TOOLS, "cases": [case("x", ("refund", {}))]}, "'refund' is not among"),
+        ({"tools": TOOLS, "cases": [{"messages": [{"role": "user"}]}]}, "cases[0].messages[0]"),
+        ({"tools": [{"name": ""}], "cases": [case("x")]}, "tools[0]"),
+        ({"tools": TOOLS, "cases": [case("x")], "version": 2}, "version"),
+        (
+            {"tools": TOOLS, "cases": [{"message": "x", "expectedCall": [{"name": "a"}]}]},
+            "functionName",
+        ),
+        ({"tools": TOOLS + TOOLS[:1], "cases": [case("x")]}, "unique"),
+    ],
+)
+def test_a_set_that_does_not_follow_the_format_says_where(data: Any, words: str) -> None:
+    with pytest.raises(sa.EvalSetError) as info:
+        sa.load_eval_set(data)
+    assert words in str(info.value)
+
+
+# -- the scores --------------------------------------------------------------------------------
+
+
+def test_exact_argument_match_is_canonical_json_with_numbers_by_value() -> None:
+    assert arguments_match({"a": 2, "b": [1, {"c": "x"}]}, {"b": [1.0, {"c": "x"}], "a": 2.0})
+    assert not arguments_match({"a": 1}, {"a": True})  # a boolean is not a number
+    assert not arguments_match({"a": 1}, {"a": 1, "extra": 0})
+    assert not arguments_match({"a": 1}, {})
+    assert not arguments_match({"a": "1"}, {"a": 1})
+    assert not arguments_match([1, 2], [2, 1])
+    assert arguments_match(None, None) and not arguments_match(None, 0)
+
+
+@pytest.mark.parametrize(
+    ("constraint", "good", "bad"),
+    [
+        ({"$pattern": "(?i)^mug"}, "Mug classic", "a mug"),
+        ({"$contains": "tote"}, "linen tote", "Tote"),
+        ({"$gt": 1, "$lte": 3}, 3, 1),
+        ({"$type": "array"}, [], {}),
+        ({"$type": "number"}, 1.5, True),
+        ({"$any": True}, "anything", None),
+        ({"$unknown": 1}, None, "x"),
+    ],
+)
+def test_webmcp_evals_constraints(constraint: dict[str, Any], good: Any, bad: Any) -> None:
+    if "$unknown" in constraint:  # an unknown operator never matches
+        assert not arguments_match({"a": constraint}, {"a": good})
+        return
+    assert arguments_match({"a": constraint}, {"a": good})
+    if bad is None:  # $any: the key must be there
+        assert not arguments_match({"a": constraint}, {})
+    else:
+        assert not arguments_match({"a": constraint}, {"a": bad})
+
+
+def test_per_key_accuracy_counts_missing_and_extra_keys() -> None:
+    expected = {"product": "mug", "quantity": 2}
+    assert key_score(expected, {"product": "mug", "quantity": 2}) == 1.0
+    assert key_score(expected, {"product": "mug", "quantity": 3}) == 0.5
+    assert key_score(expected, {"product": "mug"}) == 0.5
+    assert key_score(expected, {"product": "mug", "quantity": 2, "gift": True}) == pytest.approx(
+        2 / 3
+    )
+    assert key_score({}, {}) == 1.0
+    assert key_score({}, {"x": 1}) == 0.0
+    assert key_score(expected, "mug") == 0.0
+
+
+# -- running -----------------------------------------------------------------------------------
+
+
+def test_scores_per_case_and_in_total_from_a_scripted_model() -> None:
+    data = {
+        "instructions": "Be brief.",
+        "tools": TOOLS,
+        "cases": [
+            case("add two mugs", ("add_to_cart", {"product": "mug", "quantity": 2})),
+            case("add a tote", ("add_to_cart", {"product": "tote", "quantity": 1})),
+            case("check out", ("checkout", {})),
+            case("hello"),
+            case("find a mug", ("search", {"q": "mug"})),
+        ],
+    }
+    model = Scripted(
+        tool("add_to_cart", product="mug", quantity=2),  # right, exact
+        tool("add_to_cart", product="tote", quantity=3),  # right tool, one key wrong
+        tool("search", q="checkout"),  # wrong tool
+        ANSWER,  # right: no tool
+        sa.SiteAgentError("model-unavailable", "no model here"),  # an error fails its case
+    )
+    report = run(sa.run_eval(data, model))
+    cases = report.to_json()["cases"]
+    assert [c["toolChoice"] for c in cases] == [True, True, False, True, False]
+    assert [c["argumentsExact"] for c in cases] == [True, False, False, True, False]
+    assert [c["argumentKeys"] for c in cases] == [1.0, 0.5, 0.0, 1.0, 0.0]
+    assert cases[4]["error"] == {"code": "model-unavailable", "message": "no model here"}
+    assert report.totals() == {
+        "cases": 5,
+        "toolChoice": 0.6,
+        "argumentsExact": 0.4,
+        "argumentKeys": 0.5,
+        "errors": 1,
+    }
+    first = model.requests[0]
+    assert first.instructions == build_instructions("Be brief.")  # as the agent sends them
+    assert [t["name"] for t in first.tools] == ["add_to_cart", "checkout", "search"]
+    assert first.messages == [{"role": "user", "content": "add two mugs"}]
+    table = report.table()
+    assert "add two mugs" in table and "error: model-unavailable" in table
+    assert table.splitlines()[-2].split()[-3:] == ["60%", "40%", "50%"]
+    assert table.endswith("model: scripted")
+
+
+def test_several_expected_calls_get_scripted_results_and_stop_at_a_wrong_tool() -> None:
+    expected = (("add_to_cart", {"product": "mug", "quantity": 1}), ("checkout", {}))
+    data = {
+        "tools": TOOLS,
+        "cases": [
+            case("mug then pay", *expected, results=["Added 1 mug."]),
+            case("mug then pay again", *expected),
+        ],
+    }
+    model = Scripted(
+        tool("add_to_cart", product="mug", quantity=1),
+        tool("checkout"),
+        tool("checkout"),  # wrong first step: the case stops there
+    )
+    report = run(sa.run_eval(data, model))
+    first, second = report.to_json()["cases"]
+    assert first["toolChoice"] and first["argumentsExact"]
+    assert len(model.requests) == 3
+    follow_up = model.requests[1].messages
+    assert follow_up[1]["toolCall"]["name"] == "add_to_cart"
+    assert follow_up[2]["content"] == "Added 1 mug."  # the scripted result, no tool ran
+    assert not second["toolChoice"] and [s["reply"] for s in second["steps"]] == [
+        tool("checkout"),
+        None,
+    ]
+    assert second["argumentKeys"] == 0.0
+
+
+def test_an_abort_stops_the_eval() -> None:
+    controller = AbortController()
+
+    class Stopping(Scripted):
+        async def respond(self, request: ModelRequest) -> Any:
+            controller.abort("stop")
+            return await super().respond(request)
+
+    data = {"tools": TOOLS, "cases": [case("a"), case("b")]}
+    with pytest.raises(AbortedError):
+        run(sa.run_eval(data, Stopping(ANSWER, ANSWER), signal=controller.signal))
+
+
+def oracle(request: ModelRequest) -> dict[str, Any]:
+    """Answers what the demo shop's eval set expects (a model that is always right)."""
+    text = request.messages[-1].get("content", "")
+    if request.messages[-1]["role"] == "tool":
+        return {"type": "tool", "name": "checkout", "arguments": {}}
+    for word, reply in [
+        ("Hello", ANSWER),
+        ("two mugs", tool("add_to_cart", product="mug", quantity=2)),
+        ("tote", tool("add_to_cart", product="Linen tote bag", quantity=1)),
+        ("sticker", tool("add_to_cart", product="stickers", quantity=3)),
+        ("red", tool("search_products", query="red")),
+        ("coffee", tool("search_products", query="coffee")),
+        ("tumbler", tool("get_reviews", product="tumbler")),
+        ("check out and place", tool("checkout")),
+        ("add two of them", tool("add_to_cart", product="tshirt", quantity=2)),
+        ("classic mug", tool("add_to_cart", product="mug-classic", quantity=1)),
+    ]:
+        if word in text:
+            return reply
+    raise AssertionError(text)
+
+
+def test_the_demo_shops_eval_set_loads_and_a_perfect_model_scores_everything() -> None:
+    data = json.loads(DEMO_SET.read_text(encoding="utf-8"))
+    eval_set = sa.load_eval_set(data)
+    assert len(eval_set.cases) >= 10
+    report = run(sa.run_eval(eval_set, sa.custom(oracle, name="oracle")))
+    assert report.totals() == {
+        "cases": len(eval_set.cases),
+        "toolChoice": 1.0,
+        "argumentsExact": 1.0,
+        "argumentKeys": 1.0,
+        "errors": 0,
+    }
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def test_the_command_runs_demo_rules_and_writes_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "report.json"
+    assert main(["eval", str(DEMO_SET), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "model: demo rules (not AI)" in printed and "total (10 cases)" in printed
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["model"] == "demo rules (not AI)" and report["version"] == 1
+    assert len(report["cases"]) == report["total"]["cases"] == 10
+    assert 0 < report["total"]["toolChoice"] < 1  # keyword matching gets some, not all
+    assert main(["eval", str(DEMO_SET), "--min-tool-choice", "1"]) == 1
+
+
+def scripted_fn(request: ModelRequest) -> dict[str, Any]:
+    return tool("checkout")
+
+
+def test_the_command_takes_a_custom_function_and_separate_tools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = tmp_path / "evals.json"
+    cases.write_text(json.dumps([case("pay", ("checkout", {})), case("hi")]), encoding="utf-8")
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"tools": TOOLS}), encoding="utf-8")
+    code = main(
+        [
+            "eval",
+            str(cases),
+            "--tools",
+            str(schema),
+            "--custom",
+            "test_eval:scripted_fn",
+            "--json",
+            "-",
+        ]
+    )
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["model"] == "test_eval:scripted_fn"
+    assert report["total"]["toolChoice"] == 0.5
+
+
+def test_the_command_refuses_unusable_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    assert main(["eval", str(bad)]) == 2
+    assert "not JSON" in capsys.readouterr().err
+    no_tools = tmp_path / "no-tools.json"
+    no_tools.write_text(json.dumps([case("pay", ("checkout", {}))]), encoding="utf-8")
+    assert main(["eval", str(no_tools)]) == 2
+    assert "no tools" in capsys.readouterr().err
+    assert main(["eval", str(DEMO_SET), "--custom", "nowhere"]) == 2
+    assert main(["eval", str(DEMO_SET), "--custom", "pysite_agent.models:demo_rules"]) == 2
+    assert "your own module" in capsys.readouterr().err
+    assert main(["eval", str(tmp_path / "missing.json")]) == 2
+
+
+class ProxyStub(http.server.BaseHTTPRequestHandler):
+    """A protocol v1 endpoint on loopback: tool calls for cart messages, else an answer."""
+
+    seen: ClassVar[list[dict[str, Any]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        type(self).seen.append({"body": body, "auth": self.headers.get("authorization")})
+        text = body["messages"][-1].get("content", "")
+        if "mugs" in text:
+            reply: dict[str, Any] = tool("add_to_cart", product="mug", quantity=2)
+        else:
+            reply = {"type": "answer", "text": "Hi."}
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def proxy_url() -> Iterator[str]:
+    ProxyStub.seen = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ProxyStub)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/api/agent"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_command_reaches_a_proxy_over_http(
+    proxy_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = tmp_path / "evals.json"
+    data = {
+        "tools": TOOLS,
+        "cases": [
+            case("add two mugs", ("add_to_cart", {"product": "mug", "quantity": 2})),
+            case("hello"),
+            case("check out", ("checkout", {})),
+        ],
+    }
+    cases.write_text(json.dumps(data), encoding="utf-8")
+    code = main(
+        [
+            "eval",
+            str(cases),
+            "--proxy",
+            proxy_url,
+            "--header",
+            "Authorization: Bearer site-token",
+            "--json",
+            "-",
+        ]
+    )
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["model"] == f"proxy ({proxy_url})"
+    assert [c["toolChoice"] for c in report["cases"]] == [True, True, False]
+    assert len(ProxyStub.seen) == 3
+    first = ProxyStub.seen[0]
+    assert first["auth"] == "Bearer site-token"
+    assert first["body"]["version"] == 1
+    assert [t["name"] for t in first["body"]["tools"]] == ["add_to_cart", "checkout", "search"]
