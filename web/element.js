@@ -243,7 +243,7 @@ export class SiteAgentElement extends HTMLElement {
     return this.#lastTrace;
   }
 
-  /** A JS handle on the Python agent: run, reset, tools, replay. */
+  /** A JS handle on the Python agent: run, reset, tools, replay, evaluate (tool-choice eval). */
   get agent() {
     if (!this.#handle) {
       const self = this;
@@ -258,6 +258,12 @@ export class SiteAgentElement extends HTMLElement {
           await self.#boot();
           const text = typeof trace === 'string' ? trace : JSON.stringify(trace);
           return unwrap(await self.#call('replay', text, options));
+        },
+        evaluate: async (cases) => {
+          await self.#boot();
+          if (self.#configuring) await self.#configuring; // the options just set apply
+          const text = typeof cases === 'string' ? cases : JSON.stringify(cases);
+          return unwrap(await self.#call('evaluate', text));
         },
         get running() {
           return self.#running;

@@ -10,6 +10,7 @@ resolves to a JSON **string**, never a proxy)::
     status()                          -> envelope(status)
     run(text, run_id)                 -> envelope(RunResult JSON)
     replay(trace_json, js_values)     -> envelope(ReplayResult JSON)
+    evaluate(cases_json, js_values)   -> envelope(EvalReport JSON)   # tool-choice eval
     prepare(on_progress)              -> envelope(status)   # e.g. download Chrome's model
     tools()                           -> envelope([tool JSON, ...])
     abort(cause); deny_pending(cause); reset(); close()    # synchronous
@@ -75,7 +76,7 @@ from pysite_agent import (
 from pysite_agent.browser import _ffi as ffi
 from pysite_agent.browser._config import ConfigError, ElementConfig, parse_config
 from pysite_agent.core.events import ToolCallEvent
-from pysite_agent.core.signals import AbortController, AbortSignal
+from pysite_agent.core.signals import AbortController, AbortedError, AbortSignal
 from pysite_agent.core.types import (
     ConfirmRequest,
     ModelAdapter,
@@ -282,6 +283,7 @@ class ElementController:
         self._run_ids = itertools.count(1_000_000)  # when the element gives none
         self._titles: TitledSource | None = None
         self._replay: AbortController | None = None
+        self._eval: AbortController | None = None
         self._prepare: AbortController | None = None
         self._destroyed = False
 
@@ -427,13 +429,57 @@ class ElementController:
             self._replay = None
             self._busy = False
 
+    async def evaluate(self, cases_json: str, js_values: Any = None) -> str:
+        """The tool-choice eval (:mod:`pysite_agent.agent.evals`) with the element's model;
+        ``envelope(EvalReport JSON)``.
+
+        ``cases_json`` is an eval set v1 (the webmcp-evals case format); a set without tools
+        is run against the page's tools as they are now, and one without instructions with the
+        element's ``instructions``. No tool runs: results are scripted. Fails with ``busy``
+        while a run, replay or eval is in progress, ``config`` for cases that do not follow
+        the format; :meth:`abort` stops it (``aborted``).
+        """
+        if self._busy:
+            return fail("busy", "A run is already in progress; wait for it or press Stop.")
+        self._busy = True
+        try:
+            async with self._lock:
+                agent, config = self._agent, self._config
+                if agent is None or config is None:
+                    return fail("config", self._config_error)
+                from pysite_agent.agent.evals import EvalSetError, load_eval_set, run_eval
+
+                try:
+                    data = json.loads(cases_json)
+                    page_tools = None
+                    if not (isinstance(data, dict) and data.get("tools") is not None):
+                        page_tools = [tool.to_json() for tool in await agent.tools()]
+                    eval_set = load_eval_set(data, tools=page_tools)
+                    instructions = eval_set.instructions or config.instructions
+                    controller = self._eval = AbortController()
+                    report = await run_eval(
+                        eval_set, agent.model, instructions=instructions, signal=controller.signal
+                    )
+                except (EvalSetError, ValueError) as exc:
+                    return fail("config", f"Not an eval set v1: {exc}")
+                except AbortedError:
+                    return fail("aborted", "The eval was stopped.")
+                except SiteAgentError as exc:
+                    return fail(exc.code, exc.message)
+                return ok(report.to_json())
+        finally:
+            self._eval = None
+            self._busy = False
+
     def abort(self, cause: str = "stopped") -> None:
-        """Stop the running run or replay; a pending card closes as a denial recorded with
-        ``cause`` (``"stopped"``, ``"reset"``, ``"removed"``, ...)."""
+        """Stop the running run, replay or eval; a pending card closes as a denial recorded
+        with ``cause`` (``"stopped"``, ``"reset"``, ``"removed"``, ...)."""
         if self._run is not None:
             self._run.abort(cause)
         if self._replay is not None:
             self._replay.abort(cause)
+        if self._eval is not None:
+            self._eval.abort(cause)
 
     def deny_pending(self, cause: str) -> bool:
         """End a pending card as a denial recorded with ``cause`` (e.g. ``"hidden"``); the run

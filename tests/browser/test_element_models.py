@@ -345,3 +345,68 @@ def test_a_failed_start_shows_the_error_and_retry_works(shop: Shop) -> None:
     assert page.locator("site-agent >> .failed").count() == 0
     result = shop.ask_and_wait("find tote bags")
     assert "Linen tote bag" in result["answer"]
+
+
+# ---------------------------------------------------------------------------- tool-choice eval
+
+
+def test_the_agent_handle_runs_a_tool_choice_eval_and_no_tool_runs(shop: Shop) -> None:
+    shop.open("")
+    out = shop.page.evaluate(
+        """async () => {
+            const el = document.querySelector('site-agent');
+            let ran = 0;
+            const seen = [];
+            el.options = {
+              model: {
+                name: 'scripted',
+                respond: (r) => {
+                  seen.push({ tools: r.tools.map((t) => t.name), last: r.messages.at(-1) });
+                  const text = r.messages.at(-1).content;
+                  if (text.includes('twice')) {
+                    return { type: 'tool', name: 'poke', arguments: { times: 2 } };
+                  }
+                  if (text.includes('once')) {
+                    return { type: 'tool', name: 'poke', arguments: { times: 3 } };
+                  }
+                  return { type: 'answer', text: 'hi' };
+                },
+              },
+              tools: [{
+                name: 'poke', description: 'Poke someone.',
+                inputSchema: { type: 'object', properties: { times: { type: 'integer' } } },
+                annotations: { readOnlyHint: false },
+                execute: () => { ran += 1; return 'poked'; },
+              }],
+            };
+            const report = await el.agent.evaluate({ cases: [
+              { name: 'poke twice', message: 'poke it twice',
+                expectedCall: [{ functionName: 'poke', arguments: { times: 2 } }] },
+              { name: 'hello', message: 'hello', expectedCall: null },
+              { name: 'poke once', message: 'poke once',
+                expectedCall: [{ functionName: 'poke', arguments: { times: 1 } }] },
+            ] });
+            let refused = null;
+            try {
+              await el.agent.evaluate({ cases: [{ message: 'x', expectedCall: [{}] }] });
+            } catch (error) {
+              refused = { code: error.code, message: error.message };
+            }
+            el.options = {};
+            return { ran, report, seen, refused };
+        }"""
+    )
+    assert out["ran"] == 0  # tools are never executed
+    report = out["report"]
+    assert report["model"] == "scripted"
+    assert report["total"] == {
+        "cases": 3,
+        "toolChoice": 1.0,
+        "argumentsExact": 0.6667,
+        "argumentKeys": 0.6667,
+        "errors": 0,
+    }
+    assert [c["name"] for c in report["cases"]] == ["poke twice", "hello", "poke once"]
+    assert out["seen"][0]["tools"] == ["poke"]  # the page's tools, as they are now
+    assert out["seen"][0]["last"] == {"role": "user", "content": "poke it twice"}
+    assert out["refused"]["code"] == "config" and "functionName" in out["refused"]["message"]
