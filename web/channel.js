@@ -1,8 +1,9 @@
 // The element's connection to its Python controller (pysite_agent/browser/element.py).
 //
 // A connection is `{call(name, ...args), close()}`: `call` invokes one of the controller's
-// methods (configure, status, run, replay, evaluate, prepare, tools, abort, reset) and returns
-// what it returns (a JSON envelope string, or a promise of one); `close` releases the controller.
+// methods (configure, status, run, replay, evaluate, prepare, tools, abort, deny_pending,
+// reset) and returns what it returns (a JSON envelope string, or a promise of one); `close`
+// releases the controller.
 // inPageAgent() is the connection to a controller in this page's own Pyodide.
 
 // `proxy.method(...)` would leave the bound-method PyProxy alive until garbage collection:

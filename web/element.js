@@ -175,6 +175,7 @@ export class SiteAgentElement extends HTMLElement {
   // ---- lifecycle
 
   connectedCallback() {
+    document.addEventListener('visibilitychange', this.#onVisibility);
     this.#texts();
     if (this.hasAttribute('open')) this.show({ focus: false });
     if (this.hasAttribute('preload') && !saveData()) {
@@ -191,6 +192,7 @@ export class SiteAgentElement extends HTMLElement {
 
   disconnectedCallback() {
     this.#stopPrefetch?.();
+    document.removeEventListener('visibilitychange', this.#onVisibility);
     queueMicrotask(() => {
       if (!this.isConnected) this.#destroy();
     });
@@ -304,10 +306,10 @@ export class SiteAgentElement extends HTMLElement {
     return this.#run(String(text ?? ''));
   }
 
-  /** Stops the running run; a pending card closes as denied. */
+  /** Stops the running run; a pending card closes as a denial recorded with cause "stopped". */
   stop() {
+    if (this.#agent) this.#call('abort', 'stopped'); // first, so Python records the cause
     this.#card?.finish(false);
-    if (this.#agent) this.#call('abort');
   }
 
   /**
@@ -317,8 +319,8 @@ export class SiteAgentElement extends HTMLElement {
    */
   reset() {
     this.#currentRun = null; // from now on, events of the old run are stale
+    if (this.#agent) this.#call('reset'); // a pending card: a denial with cause "reset"
     this.#card?.finish(false);
-    if (this.#agent) this.#call('reset');
     this.#running = false;
     this.#ui.log.replaceChildren();
     this.#tools.clear();
@@ -352,7 +354,7 @@ export class SiteAgentElement extends HTMLElement {
 
   #bridge() {
     return {
-      // `extra` is the element's own channel: { run, title? } (the event JSON is the spec's).
+      // `extra` is the element's own channel: { run, title? } (the event JSON is the published one).
       emit: (json, extra) => this.#event(JSON.parse(json), extra ? JSON.parse(extra) : {}),
       started: (text, run) => this.#started(text, run),
       confirm: (json, signal) => this.#confirm(JSON.parse(json), signal),
@@ -648,11 +650,14 @@ export class SiteAgentElement extends HTMLElement {
         break;
       case 'tool-call':
         this.#titles.set(event.call.id, extra.title || event.call.name);
-        this.#tools.set(event.call.id, this.#note(this.#t('toolRunning', { tool: this.#toolName(event.call) })));
+        ui.status.textContent = this.#t('toolRunning', { tool: this.#toolName(event.call) });
+        this.#tools.set(event.call.id, this.#note(ui.status.textContent));
         break;
       case 'confirm-result':
         if (!event.decision.allowed) {
           this.#toolNote(event.call, this.#t('toolDenied', { tool: this.#toolName(event.call) }));
+        } else {
+          ui.status.textContent = this.#t('toolRunning', { tool: this.#toolName(event.call) });
         }
         break;
       case 'tool-result': {
@@ -669,8 +674,8 @@ export class SiteAgentElement extends HTMLElement {
         break;
       case 'error': {
         const key = `error.${event.code}`;
-        if (event.code === 'aborted') this.#note(this.#t('stopped'));
-        else if (key in this.#strings || key in DEFAULT_STRINGS) this.#note(this.#t(key), 'error');
+        if (event.code === 'aborted') break; // the status line says "Stopped." (once)
+        if (key in this.#strings || key in DEFAULT_STRINGS) this.#note(this.#t(key), 'error');
         else this.#note(this.#t('error', { message: event.message }), 'error');
         break;
       }
@@ -751,6 +756,14 @@ export class SiteAgentElement extends HTMLElement {
     });
   }
 
+  // Hiding the page (another tab, a minimised window) ends a pending card as a denial with
+  // cause "hidden"; the run goes on and the model is told.
+  #onVisibility = () => {
+    if (document.visibilityState !== 'hidden' || !this.#card) return;
+    if (this.#agent) this.#call('deny_pending', 'hidden');
+    this.#card?.finish(false);
+  };
+
   #keydown(event) {
     if (event.key !== 'Escape') return;
     event.stopPropagation();
@@ -761,10 +774,10 @@ export class SiteAgentElement extends HTMLElement {
   // ---- teardown
 
   #destroy() {
+    this.#release(); // first: a pending card ends as a denial with cause "removed"
     this.#card?.finish(false);
     this.#ui.panel.hidden = true;
     this.#ui.launcher.setAttribute('aria-expanded', 'false');
-    this.#release();
     this.#ready = null;
     this.#running = false;
     this.#state = 'idle';

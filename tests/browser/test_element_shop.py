@@ -187,7 +187,9 @@ def test_stop_aborts_and_closes_the_card(fresh: Shop) -> None:
     assert outcome["result"]["status"] == "aborted"
     assert outcome["result"]["error"]["code"] == "aborted"
     assert fresh.cart_count() == 0
-    assert "Stopped." in fresh.log_text()
+    # "Stopped." once: on the status line, not again in the log.
+    assert fresh.page.inner_text("site-agent >> .status") == "Stopped."
+    assert fresh.page.inner_text("site-agent >> .panel").count("Stopped.") == 1
     assert not stop.is_visible()
     assert fresh.done()[-1]["status"] == "aborted"
     # The card ended as a denial recorded with its cause, in the event and in the trace.
@@ -196,6 +198,47 @@ def test_stop_aborts_and_closes_the_card(fresh: Shop) -> None:
     assert decision["decision"]["cause"] == "stopped"
     steps = fresh.done()[-1]["trace"]["steps"]
     assert [s.get("cause") for s in steps if s["kind"] == "decision"] == ["stopped"]
+
+
+def test_hiding_the_page_denies_the_card_and_the_run_goes_on(fresh: Shop) -> None:
+    fresh.ask("add two mugs to my cart")
+    fresh.card()
+    fresh.page.evaluate(
+        """() => {
+            const hidden = { value: 'hidden', configurable: true };
+            Object.defineProperty(document, 'visibilityState', hidden);
+            document.dispatchEvent(new Event('visibilitychange'));
+            delete document.visibilityState;  // back to the real (visible) value
+        }"""
+    )
+    fresh.no_card()
+    outcome = fresh.last_ask()
+    assert outcome["result"]["status"] == "answered"
+    assert fresh.cart_count() == 0
+    [decision] = fresh.events("confirm-result")
+    assert decision["decision"]["allowed"] is False
+    assert decision["decision"]["cause"] == "hidden"
+    steps = outcome["result"]["trace"]["steps"]
+    assert [s.get("cause") for s in steps if s["kind"] == "decision"] == ["hidden"]
+
+
+def test_the_status_line_names_the_running_tool(fresh: Shop) -> None:
+    fresh.page.evaluate(
+        """() => {
+            const status = document.querySelector('site-agent').shadowRoot.querySelector('.status');
+            window.__statuses = [];
+            new MutationObserver(() => window.__statuses.push(status.textContent))
+              .observe(status, { childList: true, characterData: true, subtree: true });
+        }"""
+    )
+    fresh.ask("add two mugs to my cart")
+    fresh.card().locator(".allow").click()
+    assert fresh.last_ask()["result"]["status"] == "answered"
+    statuses: list[str] = fresh.page.evaluate("window.__statuses")
+    allowed = statuses.index("Allowed.") if "Allowed." in statuses else -1
+    assert allowed >= 0, statuses
+    # After Allow, while the tool runs, the line says which tool runs (not "Thinking…").
+    assert statuses[allowed + 1] == "Using Add to cart…", statuses
 
 
 def test_a_second_ask_while_running_is_busy(fresh: Shop) -> None:
@@ -504,6 +547,11 @@ def test_reset_then_ask_at_once_starts_a_new_run_and_the_old_one_stays_out(fresh
     assert "Red enamel mug" in outcome["result"]["answer"]
     first = fresh.last_ask()  # the reset run's own promise still settles
     assert first["result"]["status"] == "aborted"
+    # Its card ended as a denial recorded with the cause "reset".
+    steps = first["result"]["trace"]["steps"]
+    assert [(s["allowed"], s.get("cause")) for s in steps if s["kind"] == "decision"] == [
+        (False, "reset")
+    ]
     fresh.settle(300)  # room for anything late
     log = fresh.log_text()
     assert "find red mugs" in log and "Red enamel mug" in log
