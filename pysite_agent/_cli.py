@@ -54,9 +54,21 @@ def _add_bundle(sub: Any) -> None:
 
 
 def _run_bundle(args: argparse.Namespace) -> int:
-    from pysite_agent.bundle import build_bundle
+    import sys
 
-    build_bundle(args.out, cache_dir=args.cache, include_test_wheels=args.with_test_wheels)
+    from pysite_agent.bundle import BUILD_ERRORS, build_bundle, default_cache_dir
+
+    try:
+        build_bundle(args.out, cache_dir=args.cache, include_test_wheels=args.with_test_wheels)
+    except BUILD_ERRORS as exc:
+        cache = args.cache or default_cache_dir()
+        print(f"bundle: {exc}", file=sys.stderr)
+        print(
+            f"bundle: nothing was replaced; the download cache is {cache} (files already there "
+            "are kept and checked by sha256; a later run fetches only what is missing)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -231,6 +231,8 @@ def main(
     Errors are printed (no traceback) with what to do: no checkout, a port in use, or a
     failed download on the first run.
     """
+    from pysite_agent.bundle import BUILD_ERRORS
+
     try:
         examples = examples_dir()
         if build:
@@ -244,7 +246,7 @@ def main(
     except DemoError as exc:
         print(f"demo: {exc}", file=sys.stderr)
         return 2
-    except OSError as exc:  # a download or build failure on the first run
+    except BUILD_ERRORS as exc:  # a download or build failure on the first run
         print(f"demo: could not build the bundle: {exc}", file=sys.stderr)
         return 1
     print(f"demo: serving the demo shop at {server.url}  (Ctrl-C stops)", flush=True)

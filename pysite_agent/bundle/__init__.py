@@ -5,6 +5,9 @@ CPython-only tooling (standard library and ``packaging``); nothing here runs in 
 
 from __future__ import annotations
 
+import tarfile
+import zipfile
+
 from pysite_agent.bundle._build import (
     MANIFEST,
     BundleFile,
@@ -13,13 +16,27 @@ from pysite_agent.bundle._build import (
     checkout_root,
     default_cache_dir,
 )
-from pysite_agent.bundle._fetch import IntegrityError
+from pysite_agent.bundle._fetch import DownloadError, IntegrityError
 from pysite_agent.bundle._lock import LockError, rewrite_lock
 
+BUILD_ERRORS = (
+    DownloadError,
+    IntegrityError,
+    LockError,
+    LookupError,
+    OSError,
+    tarfile.TarError,
+    zipfile.BadZipFile,
+)
+"""What a bundle build reports as a readable one-line problem (a download, the cache, the
+disk, the lock), not as a traceback."""
+
 __all__ = [
+    "BUILD_ERRORS",
     "MANIFEST",
     "BundleFile",
     "BundleReport",
+    "DownloadError",
     "IntegrityError",
     "LockError",
     "build_bundle",

@@ -208,8 +208,7 @@ def build_bundle(
         root = checkout_root()
         if root is not None:
             own, fetched = _wheels.build_from_checkout(root, pyodide_dir, cache, progress)
-            if fetched:
-                downloaded.append("build backend")
+            downloaded.extend(fetched)  # each file of the build backend, as counted
             source = "checkout"
             progress(f"built {own.name} from the checkout {root}")
         else:

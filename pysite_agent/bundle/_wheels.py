@@ -113,23 +113,25 @@ def rpds_stand_in(dest_dir: Path) -> Path:
     return path
 
 
-def _build_env(cache_dir: Path, progress: Callable[[str], object]) -> tuple[Path, bool]:
-    """Unpack the pinned build backend into a folder under the cache; returns (folder, fetched)."""
+def _build_env(cache_dir: Path, progress: Callable[[str], object]) -> tuple[Path, list[str]]:
+    """Unpack the pinned build backend into a folder under the cache; returns (folder, the
+    names of the files downloaded for it)."""
     key = hashlib.sha256(
         "\n".join(w.sha256 for w in _pins.BUILD_WHEELS).encode("ascii")
     ).hexdigest()[:12]
     env_dir = cache_dir / "build-env" / key
     if (env_dir / ".complete").is_file():
-        return env_dir, False
-    fetched = False
+        return env_dir, []
+    fetched: list[str] = []
     wheel_dir = cache_dir / "wheels"
     for wheel in _pins.BUILD_WHEELS:
-        fetched |= _fetch.cached(
+        if _fetch.cached(
             wheel_dir / wheel.file_name,
             wheel.sha256,
             functools.partial(_fetch.pypi_url, wheel),
             progress,
-        )
+        ):
+            fetched.append(wheel.file_name)
     tmp = env_dir.with_name(f".{key}.{os.getpid()}.part")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -154,10 +156,10 @@ print(build_wheel(sys.argv[2]))
 
 def build_from_checkout(
     root: Path, dest_dir: Path, cache_dir: Path, progress: Callable[[str], object]
-) -> tuple[Path, bool]:
+) -> tuple[Path, list[str]]:
     """Build the project's wheel from the working tree at ``root`` with the pinned hatchling.
 
-    Returns (wheel path, whether the backend had to be downloaded).
+    Returns (wheel path, the names of the backend's files that had to be downloaded).
     """
     env_dir, fetched = _build_env(cache_dir, progress)
     out = dest_dir / f".wheel-build-{os.getpid()}"

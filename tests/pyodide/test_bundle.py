@@ -214,3 +214,117 @@ def test_lock_refuses_a_missing_or_mismatched_dependency(tmp_path: Path) -> None
     lib = _wheel(tmp_path, "lib", "2.1")
     with pytest.raises(LockError, match=r"has lib 2\.1"):
         rewrite_lock({"info": UPSTREAM_INFO}, [app, lib])
+
+
+# ---- failures are readable, and the summary counts what was fetched (loopback only)
+
+
+def _cache_copy(warm_cache: Path, dest: Path) -> Path:
+    import shutil
+
+    for part in ("npm", "wheels"):
+        shutil.copytree(warm_cache / part, dest / part)
+    return dest
+
+
+class _Index:
+    """A PEP 691 simple index on 127.0.0.1 serving the wheels of ``folder``."""
+
+    def __init__(self, folder: Path) -> None:
+        import http.server
+        import threading
+
+        files = {p.name: p for p in folder.glob("*.whl")}
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path.startswith("/files/") and self.path[7:] in files:
+                    body = files[self.path[7:]].read_bytes()
+                    kind = "application/octet-stream"
+                elif self.path.startswith("/simple/"):
+                    page = {
+                        "files": [
+                            {
+                                "filename": name,
+                                "url": f"/files/{name}",
+                                "hashes": {"sha256": hashlib.sha256(p.read_bytes()).hexdigest()},
+                            }
+                            for name, p in files.items()
+                        ]
+                    }
+                    body = json.dumps(page).encode()
+                    kind = "application/vnd.pypi.simple.v1+json"
+                else:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("content-type", kind)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/simple"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_damaged_cache_without_network_gives_a_readable_message(
+    warm_cache: Path, tmp_path: Path
+) -> None:
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    cache = _cache_copy(warm_cache, tmp_path / "cache")
+    damaged = next(w for w in _pins.RUNTIME_WHEELS if w.name == "jsonschema")
+    (cache / "wheels" / damaged.file_name).write_bytes(b"half a wheel")
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    env = {**os.environ, "PYSITE_AGENT_INDEX_URL": f"http://127.0.0.1:{port}/simple"}
+    out = tmp_path / "site-agent"
+    done = subprocess.run(
+        [sys.executable, "-m", "pysite_agent", "bundle", str(out), "--cache", str(cache)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and "URLError" not in done.stderr
+    assert f"could not look up {damaged.file_name} at http://127.0.0.1:{port}/simple" in done.stderr
+    assert f"the cached {damaged.file_name} is damaged" in done.stderr
+    assert f"the download cache is {cache}" in done.stderr
+    assert not out.exists()
+
+
+def test_the_summary_counts_each_file_fetched(
+    warm_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = _cache_copy(warm_cache, tmp_path / "cache")
+    missing = [
+        next(w for w in _pins.RUNTIME_WHEELS if w.name == "attrs").file_name,
+        next(w for w in _pins.RUNTIME_WHEELS if w.name == "referencing").file_name,
+        *(w.file_name for w in _pins.BUILD_WHEELS),  # the build backend: several files
+    ]
+    for name in missing:
+        (cache / "wheels" / name).unlink()
+    index = _Index(warm_cache / "wheels")
+    monkeypatch.setenv("PYSITE_AGENT_INDEX_URL", index.url)
+    messages: list[str] = []
+    try:
+        report = build_bundle(tmp_path / "out", cache_dir=cache, progress=messages.append)
+    finally:
+        index.close()
+    assert sorted(report.downloaded) == sorted(missing)
+    assert len([m for m in messages if m.startswith("download: ")]) == len(missing)
+    assert f"downloaded {len(missing)};" in messages[-1]
