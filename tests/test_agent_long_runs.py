@@ -1,4 +1,4 @@
-"""Long conversations and loops through the bridge (issue 9): the trim step, the safety state
+"""Long conversations and loops through the bridge: the trim step, the safety state
 that trimming never touches, and the loop breaker."""
 
 from __future__ import annotations

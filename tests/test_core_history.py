@@ -1,4 +1,4 @@
-"""The history budget (issue 9, item 1): what part of a conversation an adapter sends."""
+"""The history budget: what part of a conversation an adapter sends."""
 
 from __future__ import annotations
 

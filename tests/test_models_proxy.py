@@ -255,7 +255,7 @@ def test_a_whole_run_keeps_every_request_valid() -> None:
     assert bodies[1]["messages"][1]["toolCall"]["meta"] == {"sig": "s"}
 
 
-# --- the history budget (issue 9, item 1) ---------------------------------------------------
+# --- the history budget --------------------------------------------------------------------------
 
 
 def long_history(turns: int, result: str = "ok") -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""A visitor chats for 100 turns through the real proxy app with its default caps (issue 9).
+"""A visitor chats for 100 turns through the real proxy app with its default caps.
 
 The browser side is the real agent with the real ``proxy()`` adapter; its ``fetch`` is an
 ``httpx`` client over loopback HTTP to the app under uvicorn, which talks to a stub upstream in
