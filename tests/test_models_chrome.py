@@ -1139,3 +1139,17 @@ def test_a_context_overflow_makes_later_prompts_smaller() -> None:
     first = lm.measured[-1]
     run(model.respond(request(messages)))
     assert lm.measured[-1] < first
+
+
+def test_a_step_without_tools_uses_the_constraint_even_with_native_tool_use() -> None:
+    messages = [
+        user_message("add a mug"),
+        tool_call_message("call_1", "add_to_cart", {"id": "mug"}),
+        tool_result_message("call_1", "add_to_cart", "added"),
+    ]
+    lm = FakeLanguageModel(replies=[{"type": "answer", "text": "Done."}])
+    model = native_model(lm)
+    assert run(model.respond(request(messages, tools=[]))) == {"type": "answer", "text": "Done."}
+    assert model.last_mode == "constraint" and "tools" not in lm.created[0].options
+    (text, _) = lm.sessions[0].prompts[0]
+    assert "Result of add_to_cart: added" in text  # earlier calls as text

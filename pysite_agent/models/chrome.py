@@ -934,7 +934,9 @@ class ChromeBuiltIn:
             AbortedError: ``request.signal`` aborted while the browser worked.
         """
         lm = await self._check()
-        native = await self._uses_native(lm)
+        # Without tools there is nothing to declare, and a session made without tools takes no
+        # tool content: such a step (e.g. after the page removed its tools) uses the constraint.
+        native = bool(self._declarations(request.tools)) and await self._uses_native(lm)
         self.last_mode = "native" if native else "constraint"
         self.last_refused = []
         on_text = request.on_text
