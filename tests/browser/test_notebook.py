@@ -246,3 +246,23 @@ def test_the_documented_session(notebook: Any) -> None:
     ]
     registry_left = finished(notebook, type_cell(notebook, "registry.unmount()\nnotes"))
     assert out(registry_left) == "['buy milk']"
+
+
+def test_a_tool_choice_eval_from_the_notebook(notebook: Any) -> None:
+    code = """from pysite_agent import demo_rules, run_eval
+cases = {
+    "tools": [{"name": "add_note", "description": "Add a note to the notes",
+               "inputSchema": {"type": "object", "required": ["text"],
+                               "properties": {"text": {"type": "string"}}}}],
+    "cases": [{"name": "add", "message": "add a note buy milk",
+               "expectedCall": [{"functionName": "add_note",
+                                 "arguments": {"text": {"$contains": "milk"}}}]},
+              {"name": "hello", "message": "hello", "expectedCall": None}],
+}
+report = await run_eval(cases, demo_rules())
+print(report.table())
+report.totals()["toolChoice"], report.totals()["argumentsExact"]"""
+    cell = finished(notebook, type_cell(notebook, code))
+    assert cell.locator(".error").count() == 0, cell.locator(".error").inner_text()
+    assert out(cell) == "(1.0, 1.0)"
+    assert "model: demo rules (not AI)" in cell.locator(".stdout").inner_text()
