@@ -271,6 +271,9 @@ class FakeLanguageModel:
         for tool in options.get("tools", []):
             assert "execute" not in tool and not has_null(tool)
         session = Session(self, options)
+        signal = options.get("signal")
+        if signal is not None:  # aborting create()'s signal later destroys the session
+            signal.add_listener(session.destroy)
         self.created.append(session)
         return session
 
@@ -1153,3 +1156,16 @@ def test_a_step_without_tools_uses_the_constraint_even_with_native_tool_use() ->
     assert model.last_mode == "constraint" and "tools" not in lm.created[0].options
     (text, _) = lm.sessions[0].prompts[0]
     assert "Result of add_to_cart: added" in text  # earlier calls as text
+
+
+def test_stopping_a_run_after_its_step_leaves_the_base_session() -> None:
+    lm = FakeLanguageModel(
+        replies=[{"type": "answer", "text": "a"}, {"type": "answer", "text": "b"}]
+    )
+    model = chrome_built_in(language_model=lm)
+    controller = AbortController()
+    run(model.respond(request(signal=controller.signal)))
+    controller.abort("stopped by the visitor")  # after the step: the run is stopped
+    assert not lm.created[0].destroyed
+    assert run(model.respond(request()))["text"] == "b"
+    assert len(lm.created) == 1

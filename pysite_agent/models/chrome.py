@@ -845,9 +845,14 @@ class ChromeBuiltIn:
         }
         if native and declarations:
             options["tools"] = declarations
-        options["signal"] = link.signal
         self.sessions_created += 1
-        base = await ffi.call_abortable(link, ffi.maybe_await(lm.create(self._arg(lm, options))))
+        # Its own signal, tied to the step's only while create() runs: aborting create()'s
+        # signal later would also destroy the session, and the base outlives the step.
+        with ffi.JsAbortLink(request.signal, for_js=ffi.is_js(lm)) as own:
+            if link.aborted:
+                own.abort("aborted")
+            options["signal"] = own.signal
+            base = await ffi.call_abortable(own, ffi.maybe_await(lm.create(self._arg(lm, options))))
         self._base, self._base_key = base, key
         self._watch_visibility()
         return base
