@@ -191,7 +191,10 @@ FAKE_LANGUAGE_MODEL = r"""
         state.availability = 'available';
       }
       state.sessions++;
-      return new LanguageModelSession(options);
+      const session = new LanguageModelSession(options);
+      // Aborting create()'s signal after it resolved destroys the session.
+      options.signal?.addEventListener('abort', () => session.destroy(), {once: true});
+      return session;
     },
   };
 })()
