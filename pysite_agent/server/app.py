@@ -754,18 +754,26 @@ class ProxyApp:
             reader = self._provider.stream_reader()
             parser = SSEParser()
             size = 0
+            # A compatible server that ignores "stream": true answers one JSON reply.
+            whole = bytearray() if _is_json(upstream.headers.get("content-type", "")) else None
             try:
                 async with asyncio.timeout_at(deadline):
                     async for chunk in upstream.aiter_bytes():
                         size += len(chunk)
                         if size > MAX_UPSTREAM_BYTES:
                             raise _TooLarge
+                        if whole is not None:
+                            whole += chunk
+                            continue
                         for sse in parser.feed_bytes(chunk):
                             for text in reader.feed(sse):
                                 safe = guard.feed(text)
                                 if safe:
                                     await write(_stream.event("delta", {"text": safe}))
-                reply = reader.reply(prepared.names)
+                if whole is not None:
+                    reply = self._provider.parse(_jsonutil.loads(bytes(whole)), prepared.names)
+                else:
+                    reply = reader.reply(prepared.names)
                 tail = guard.flush()
                 if tail:
                     await write(_stream.event("delta", {"text": tail}))
@@ -773,6 +781,15 @@ class ProxyApp:
             except (TimeoutError, httpx.TimeoutException) as exc:
                 body = await self._stream_error(
                     outcome, UpstreamTimeout, "upstream-timeout", status, exc
+                )
+            except ValueError as exc:  # a JSON reply that is not JSON
+                body = await self._stream_error(
+                    outcome,
+                    UpstreamError,
+                    "upstream-error",
+                    status,
+                    exc,
+                    message="The model provider's reply could not be read.",
                 )
             except (_TooLarge, httpx.HTTPError) as exc:
                 body = await self._stream_error(
@@ -841,6 +858,11 @@ class ProxyApp:
         )
         error = {"code": code, "message": client_message}
         return _stream.event("error", {"error": error})
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
 
 
 def _error_json(code: str) -> dict[str, str]:

@@ -332,3 +332,24 @@ def test_aborting_the_run_closes_the_upstream_request(proxy: Any, stub: StubUpst
     result = asyncio.run(go())
     assert first.is_set() and result.status == "aborted"
     assert stub.closed_by_client.wait(3), "the upstream request stayed open after the abort"
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_provider_that_answers_json_to_a_stream_request_still_gives_the_reply(
+    proxy: Any, stub: StubUpstream, provider: str
+) -> None:
+    # Some compatible servers ignore "stream": true and answer one JSON reply.
+    p: Proxy = proxy(provider)
+    stub.responder = lambda r: Reply(200, text_reply(provider, "whole"))
+    events = events_of(p.post(request_body(), headers=STREAM))
+    assert events == [("reply", {"type": "answer", "text": "whole"})]
+
+
+def test_a_json_answer_that_is_not_json_is_an_error_event(proxy: Any, stub: StubUpstream) -> None:
+    p: Proxy = proxy("openai")
+    stub.responder = lambda r: Reply(200, b"{not json")
+    events = events_of(p.post(request_body(), headers=STREAM))
+    assert events[-1][1]["error"] == {
+        "code": "upstream-error",
+        "message": "The model provider's reply could not be read.",
+    }
