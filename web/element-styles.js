@@ -33,6 +33,7 @@ h2{margin:0;font-size:1.05em}
 .msg{max-width:88%;padding:.5em .75em;border-radius:var(--_radius);white-space:pre-wrap;overflow-wrap:anywhere}
 .user{align-self:flex-end;background:var(--_accent);color:var(--_accent-fg)}
 .assistant{align-self:flex-start;background:var(--_surface)}
+.step{opacity:.8;font-size:.92em}.mark{color:var(--_muted);font-size:.85em}
 .note{align-self:stretch;color:var(--_muted);font-size:.85em;overflow-wrap:anywhere}
 .error{align-self:stretch;color:var(--_danger);font-size:.9em;overflow-wrap:anywhere}
 .box{border:1px solid var(--_border);border-radius:var(--_radius);padding:.8em;display:flex;flex-direction:column;gap:.5em;background:var(--_surface)}

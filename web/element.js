@@ -36,6 +36,7 @@ export const DEFAULT_STRINGS = {
   toolDenied: 'Not done: {tool} was not allowed.',
   toolNavigated: '{tool} opened another page.',
   stopped: 'Stopped.',
+  incomplete: '(incomplete)',
   busy: 'Still working on your last message. Wait for it, or press Stop.',
   newConversation: 'Settings changed: a new conversation starts.',
   confirmHeading: 'Allow {tool}?',
@@ -323,6 +324,7 @@ export class SiteAgentElement extends HTMLElement {
     this.#card?.finish(false);
     this.#running = false;
     this.#ui.log.replaceChildren();
+    this.#draft = null;
     this.#tools.clear();
     this.#titles.clear();
     this.#renderSetup();
@@ -562,8 +564,35 @@ export class SiteAgentElement extends HTMLElement {
   #scrollPending = false;
 
   #message(kind, text) {
+    return this.#append(this.#messageNode(kind, text));
+  }
+
+  #messageNode(kind, text, extra = '') {
     const who = kind === 'user' ? this.#t('you') : this.#t('assistant');
-    return this.#append(h('p', { class: `msg ${kind}` }, h('span', { class: 'sr', text: `${who} ` }), document.createTextNode(text)));
+    return h('p', { class: `msg ${kind}${extra}` }, h('span', { class: 'sr', text: `${who} ` }), document.createTextNode(text));
+  }
+
+  // The text the model is writing (text-delta events) shows at once in a draft that assistive
+  // technology does not see; #settle swaps in the finished message, which the log's aria-live
+  // announces once: the answer, the text of a step that went on with a tool call, or the text
+  // so far marked incomplete (an error, Stop).
+  #draft = null;
+
+  #delta(text) {
+    if (!this.#draft) {
+      this.#draft = this.#append(h('p', { class: 'msg assistant streaming', 'aria-hidden': 'true' }, document.createTextNode('')));
+    }
+    this.#draft.firstChild.appendData(text);
+    this.#scrollSoon();
+  }
+
+  #settle(how, text) {
+    const draft = this.#draft;
+    this.#draft = null;
+    if (!draft) return how === 'answer' && this.#message('assistant', text);
+    const node = this.#messageNode('assistant', how === 'answer' ? text : draft.textContent, how === 'answer' ? '' : ` ${how}`);
+    if (how === 'incomplete') node.append(h('span', { class: 'mark', text: ` ${this.#t('incomplete')}` }));
+    draft.replaceWith(node);
   }
 
   #note(text, kind = 'note') {
@@ -648,7 +677,11 @@ export class SiteAgentElement extends HTMLElement {
       case 'thinking':
         ui.status.textContent = this.#t('thinking');
         break;
+      case 'text-delta':
+        this.#delta(event.text);
+        break;
       case 'tool-call':
+        this.#settle('step');
         this.#titles.set(event.call.id, extra.title || event.call.name);
         ui.status.textContent = this.#t('toolRunning', { tool: this.#toolName(event.call) });
         this.#tools.set(event.call.id, this.#note(ui.status.textContent));
@@ -670,9 +703,10 @@ export class SiteAgentElement extends HTMLElement {
         break;
       }
       case 'answer':
-        this.#message('assistant', event.text);
+        this.#settle('answer', event.text);
         break;
       case 'error': {
+        this.#settle('incomplete');
         const key = `error.${event.code}`;
         if (event.code === 'aborted') break; // the status line says "Stopped." (once)
         if (key in this.#strings || key in DEFAULT_STRINGS) this.#note(this.#t(key), 'error');
@@ -680,6 +714,7 @@ export class SiteAgentElement extends HTMLElement {
         break;
       }
       case 'done': {
+        this.#settle('incomplete');
         const result = event.result;
         this.#lastTrace = result.trace;
         this.#running = false;
