@@ -724,3 +724,20 @@ def test_a_providers_cookies_are_never_kept_or_sent_on(proxy: Any, stub: StubUps
     for sent in stub.requests:
         assert sent.headers["user-agent"] == "pysite-agent"
         assert sent.headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_an_egress_proxy_from_the_environment_is_used(
+    proxy: Any, stub: StubUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # HTTP_PROXY / HTTPS_PROXY (and NO_PROXY) are honoured, as by httpx's own client: here the
+    # stub plays the egress proxy and receives the request for the provider's host.
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", stub.url)
+    stub.responder = lambda r: Reply(200, text_reply("openai", "via the egress proxy"))
+    p: Proxy = proxy(base_url="http://provider.invalid/v1")
+    response = p.post(request_body())
+    assert response.status_code == 200, response.text
+    assert response.json() == {"type": "answer", "text": "via the egress proxy"}
+    assert stub.last().path == "http://provider.invalid/v1/chat/completions"
+    assert stub.last().headers["authorization"] == f"Bearer {KEY}"
