@@ -142,6 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
                     continue
                 self.wfile.write(item)
                 self.wfile.flush()
+                stub.sent_at.append(time.time())
         except OSError:
             stub.closed_by_client.set()
             return
@@ -152,8 +153,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _wait_for_close(self, seconds: float) -> bool:
         """Pause; ``True`` as soon as the client closed its side of the connection."""
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline and not self.server.stub.stopping.is_set():
-            readable, _, _ = select.select([self.connection], [], [], 0.005)
+        while (left := deadline - time.monotonic()) > 0 and not self.server.stub.stopping.is_set():
+            readable, _, _ = select.select([self.connection], [], [], min(left, 0.005))
             if readable:
                 try:
                     if self.connection.recv(1, socket.MSG_PEEK) == b"":
@@ -180,6 +181,7 @@ class StubUpstream:
         self.stopping = threading.Event()
         self.closed_by_client = threading.Event()  # a streamed answer's client hung up
         self.stream_finished = threading.Event()  # a streamed answer was sent to its end
+        self.sent_at: list[float] = []  # wall-clock time (s) of each streamed chunk sent
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.stub = self
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
