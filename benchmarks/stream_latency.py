@@ -16,8 +16,9 @@ received the request. For each run the page asks once and records, on the page's
 
 ``first_text - request - D`` is the overhead streaming adds over the model's own delay (the
 proxy, both HTTP hops, Pyodide reading the stream, the event reaching the element). Target
-(issue 10): median <= 5 ms. Medians of ``--runs`` runs per lane, after one warm-up run; the load
-average is recorded. Not a test, not run in CI; results in ``benchmarks/results/``.
+(the README's Performance table): median <= 5 ms. Medians of ``--runs`` runs per lane, after
+one warm-up run; the load average is recorded. Not a test, not run in CI; results in
+``benchmarks/results/``.
 """
 
 from __future__ import annotations
