@@ -1,43 +1,67 @@
-"""From opening the panel to "ready for a message", and the longest main-thread task meanwhile.
+"""From the click on the launcher to "ready", old and new in one run, with the main thread's
+largest frame gap, Long Tasks, and the start-up path taken (memory snapshot or not).
 
-Headless Chromium on loopback, the demo shop with demo rules. The clock starts when the
-launcher is clicked (the element's ``site-agent:open`` performance mark) and stops at
-``site-agent:ready`` (the agent exists and the model answered ``availability()``). The
-element and ``web/boot.js`` set marks in between, giving the breakdown:
+Headless Chromium on loopback, the demo shop with demo rules, every file served with
+``Cache-Control: max-age=3600`` (a hosted bundle). The clock starts at the click (the
+element's ``site-agent:open`` mark) and stops at ``site-agent:ready`` (agent created, model
+availability known). In the same run, each a median of ``--runs`` (default 5):
 
-- ``boot.js``: importing ``web/boot.js`` (dynamic import on first open);
-- ``Pyodide core``: ``loadPyodide`` (pyodide.mjs, the wasm module, the standard library);
-- ``packages``: ``loadPackage`` of pysite-agent and its dependencies from the bundle's lock
-  (sha256 checked);
-- ``import``: ``import pysite_agent``;
-- ``agent``: importing the element glue, creating the agent, the model's availability.
+- ``new``: the bundle built from the working tree;
+- ``old``: the bundle built from ``--base`` (default: the commit before memory snapshots came,
+  i.e. the parent of the first commit that added ``web/snapshot.js``), from ``git archive``
+  into a temporary folder;
 
-Three cache states, each a median of ``--runs`` (default 5) page loads:
+each in two states:
 
-- ``cold``: a fresh browser context per run (empty HTTP cache);
-- ``warm (revalidate)``: the same context, reloaded; the server says ``no-cache`` (as the demo
-  does), so every file is revalidated (``304``);
-- ``warm (max-age)``: the same, with ``Cache-Control: max-age=3600`` (a hosted bundle): no
-  requests at all.
+- ``cold``: a fresh browser context per run: empty HTTP cache, empty Cache Storage
+  (a first visit; the new code takes a snapshot then, state ``made``);
+- ``later``: the same context reloaded after a first visit (a later visit or another page of
+  the site: warm HTTP cache; the new code starts from the stored snapshot, ``used``);
 
-Long tasks come from the Long Tasks API (``PerformanceObserver`` for ``longtask``, buffered),
-counting tasks that start between open and ready.
+and, for scale, ``bare loadPyodide``: a page that only runs ``loadPyodide()`` from the same
+bundle with a warm HTTP cache (the issue's yardstick: later visits should take <= 0.3x it).
 
-Usage: python benchmarks/browser_ready.py [--runs 5]
+``shipped`` answers "store it per origin, or ship it in the bundle?": the snapshot a first
+visit made is saved as a file next to the bundle; a fresh context (empty HTTP cache) fetches it
+and starts ``loadPyodide`` from it. It prints the snapshot's size, raw and gzipped.
+
+Per run: ``total`` (click -> ready), boot phases from the marks, ``frame gap`` (the largest gap
+between ``requestAnimationFrame`` callbacks from the click to ready: how long the page could
+not paint), ``longest task`` and ``long tasks`` (Long Tasks API). The load average is printed
+before and after.
+
+Usage: python benchmarks/browser_ready.py [--runs 5] [--base REV]
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import gzip
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from browser_common import chromium, median, save, site
+from browser_common import REPO, bundle, chromium, median, save
+
+from pysite_agent._demo import DemoServer
 
 OBSERVER = """
 window.__longtasks = [];
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) window.__longtasks.push([e.startTime, e.duration]);
 }).observe({ type: 'longtask', buffered: true });
+window.__frames = [];
+const __tick = (t) => { window.__frames.push(t); requestAnimationFrame(__tick); };
+requestAnimationFrame(__tick);
 """
 
 PHASES = [
@@ -48,16 +72,90 @@ PHASES = [
     ("agent", "boot-end", "ready"),
     ("total", "open", "ready"),
 ]
+KEYS = [name for name, _, _ in PHASES] + ["frame gap", "longest task", "long tasks"]
+
+BARE = """async () => {
+  const t0 = performance.now();
+  const { loadPyodide } = await import('/pyodide/pyodide.mjs');
+  const pyodide = await loadPyodide({ indexURL: new URL('/pyodide/', location.href).href });
+  pyodide.runPython('1 + 1');
+  return performance.now() - t0;
+}"""
+
+SHIPPED = """async () => {
+  const t0 = performance.now();
+  const [{ loadPyodide }, bytes] = await Promise.all([
+    import('/pyodide/pyodide.mjs'),
+    fetch('/shipped/snapshot.bin').then((r) => r.arrayBuffer()).then((b) => new Uint8Array(b)),
+  ]);
+  const pyodide = await loadPyodide({
+    indexURL: new URL('/pyodide/', location.href).href, _loadSnapshot: bytes });
+  const ok = pyodide.runPython("import sys; 'pysite_agent' in sys.modules");
+  return { ms: performance.now() - t0, ok };
+}"""
+
+TAKE_SNAPSHOT = """async () => {
+  const cache = await caches.open('pysite-agent-snapshot');
+  const [request] = await cache.keys();
+  const bytes = new Uint8Array(await (await cache.match(request)).arrayBuffer());
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}"""
+
+EMPTY_PAGE = "<!doctype html><meta charset='utf-8'><title>bare</title><p>bare"
 
 
-def one_load(page: Any, url: str) -> dict[str, float]:
+def base_commit() -> str:
+    """The parent of the first commit that added web/snapshot.js."""
+    added = subprocess.run(
+        ["git", "log", "--diff-filter=A", "--format=%H", "--", "web/snapshot.js"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    if not added:
+        raise SystemExit("no commit adds web/snapshot.js: pass --base")
+    return f"{added[-1]}~1"
+
+
+@contextmanager
+def old_tree(rev: str) -> Iterator[tuple[Path, Path]]:
+    """(bundle, examples) of ``rev``, built in a temporary folder with the same download cache."""
+    with tempfile.TemporaryDirectory(prefix="pysite-old-") as tmp:
+        src = Path(tmp) / "src"
+        src.mkdir()
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", rev], cwd=REPO, check=True, capture_output=True
+        ).stdout
+        archive_path = Path(tmp) / "src.tar"
+        archive_path.write_bytes(archive)
+        with tarfile.open(archive_path) as tf:
+            tf.extractall(src, filter="data")
+        out = Path(tmp) / "bundle"
+        env = {**os.environ, "PYSITE_AGENT_CACHE_DIR": str(REPO / ".cache" / "pysite-agent")}
+        subprocess.run(
+            [sys.executable, "-m", "pysite_agent", "bundle", str(out)],
+            cwd=src,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        yield out, src / "examples"
+
+
+def one_load(page: Any, url: str) -> dict[str, Any]:
     page.goto(url)
     page.wait_for_selector("html[data-ready=true]")
     page.wait_for_timeout(300)
     page.click("site-agent >> .launcher")
     page.wait_for_function(
-        "performance.getEntriesByName('site-agent:ready').length > 0", timeout=120_000
+        "performance.getEntriesByName('site-agent:ready').length > 0", timeout=180_000
     )
+    page.wait_for_timeout(50)  # one more frame after ready closes the last gap
     marks = dict(
         page.evaluate(
             """() => performance.getEntriesByType('mark')
@@ -65,61 +163,182 @@ def one_load(page: Any, url: str) -> dict[str, float]:
                 .map((m) => [m.name.slice(11), m.startTime])"""
         )
     )
-    out = {name: marks[end] - marks[start] for name, start, end in PHASES}
+    out: dict[str, Any] = {
+        name: marks[end] - marks[start] for name, start, end in PHASES if start in marks
+    }
+    opened, ready = marks["open"], marks["ready"]
     tasks = page.evaluate("window.__longtasks")
-    inside = [d for s, d in tasks if marks["open"] <= s <= marks["ready"]]
+    inside = [d for s, d in tasks if opened <= s + d and s <= ready]
     out["longest task"] = max(inside, default=0.0)
     out["long tasks"] = float(len(inside))
+    frames = page.evaluate("window.__frames")
+    before = [t for t in frames if t <= opened][-1:]
+    after = [t for t in frames if t > ready][:1]
+    window = before + [t for t in frames if opened < t <= ready] + after
+    out["frame gap"] = max((b - a for a, b in itertools.pairwise(window)), default=0.0)
+    detail = page.evaluate(
+        "performance.getEntriesByName('site-agent:snapshot').at(-1)?.detail?.state ?? null"
+    )
+    out["snapshot"] = detail or "-"
     return out
 
 
-def measure(runs: int) -> dict[str, list[dict[str, float]]]:
-    results: dict[str, list[dict[str, float]]] = {}
-    with chromium() as browser:
-        with site() as server:
-            cold = []
-            for _ in range(runs):
-                context = browser.new_context()
-                context.add_init_script(OBSERVER)
-                cold.append(one_load(context.new_page(), server.url))
-                context.close()
-            results["cold"] = cold
-            context = browser.new_context()
-            context.add_init_script(OBSERVER)
-            page = context.new_page()
-            one_load(page, server.url)  # fill the cache
-            results["warm (revalidate)"] = [one_load(page, server.url) for _ in range(runs)]
-            context.close()
-        with site(cache_control="max-age=3600") as server:
-            context = browser.new_context()
-            context.add_init_script(OBSERVER)
-            page = context.new_page()
-            one_load(page, server.url)
-            server.requests.clear()
-            results["warm (max-age)"] = [one_load(page, server.url) for _ in range(runs)]
-            fetched = [p for m, p, s in server.requests if m == "GET" and s == 200]
-            results["warm (max-age) refetched"] = [{"files": float(len(fetched))}]
-            context.close()
+def wait_saved(page: Any) -> None:
+    """After a first visit by the new code: until its snapshot is stored (if one was made)."""
+    page.wait_for_function(
+        """() => {
+        const made = performance.getEntriesByName('site-agent:snapshot').at(-1)?.detail?.made;
+        return !made || performance.getEntriesByName('site-agent:snapshot-saved').length > 0;
+    }""",
+        timeout=60_000,
+    )
+
+
+def measure_site(browser: Any, server: DemoServer, runs: int, new: bool) -> dict[str, list[Any]]:
+    results: dict[str, list[Any]] = {"cold": [], "later": []}
+    for _ in range(runs):
+        context = browser.new_context()
+        context.add_init_script(OBSERVER)
+        page = context.new_page()
+        results["cold"].append(one_load(page, server.url))
+        if new:
+            wait_saved(page)
+        context.close()
+    context = browser.new_context()
+    context.add_init_script(OBSERVER)
+    page = context.new_page()
+    one_load(page, server.url)  # the first visit: fills the HTTP cache (and makes a snapshot)
+    if new:
+        wait_saved(page)
+    results["later"] = [one_load(page, server.url) for _ in range(runs)]
+    if new:
+        results["snapshot_b64"] = [page.evaluate(TAKE_SNAPSHOT)]
+    context.close()
     return results
+
+
+def measure_bare(browser: Any, server: DemoServer, runs: int) -> list[float]:
+    context = browser.new_context()
+    page = context.new_page()
+    page.route(
+        "**/bare.html",
+        lambda route: route.fulfill(status=200, content_type="text/html", body=EMPTY_PAGE),
+    )
+    page.goto(server.url + "bare.html")
+    page.evaluate(BARE)  # warm the HTTP cache
+    out = []
+    for _ in range(runs):
+        page.goto(server.url + "bare.html")
+        out.append(float(page.evaluate(BARE)))
+    context.close()
+    return out
+
+
+def measure_shipped(browser: Any, server: DemoServer, runs: int) -> list[float]:
+    out = []
+    for _ in range(runs):
+        context = browser.new_context()
+        page = context.new_page()
+        page.route(
+            "**/bare.html",
+            lambda route: route.fulfill(status=200, content_type="text/html", body=EMPTY_PAGE),
+        )
+        page.goto(server.url + "bare.html")
+        result = page.evaluate(SHIPPED)
+        assert result["ok"] is True, result
+        out.append(float(result["ms"]))
+        context.close()
+    return out
+
+
+def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for key in KEYS:
+        values = [s[key] for s in samples if key in s]
+        if values:
+            row[key] = median(values)
+    row["snapshot"] = sorted({s["snapshot"] for s in samples})
+    return row
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--base", default=None, help="the old commit (default: see above)")
     args = parser.parse_args()
-    results = measure(args.runs)
-    keys = [name for name, _, _ in PHASES] + ["longest task", "long tasks"]
-    states = ["cold", "warm (revalidate)", "warm (max-age)"]
-    print(f"medians of {args.runs} runs, milliseconds")
-    print(f"{'':16}" + "".join(f"{s:>20}" for s in states))
-    summary: dict[str, dict[str, float]] = {}
-    for key in keys:
-        row = {s: median([r[key] for r in results[s]]) for s in states}
-        summary[key] = row
-        fmt = "{:>20.0f}"
-        print(f"{key:16}" + "".join(fmt.format(row[s]) for s in states))
-    path = save("browser_ready", {"runs": args.runs, "median_ms": summary, "samples": results})
-    print(f"saved {path}")
+    rev = args.base or base_commit()
+    old_rev = subprocess.run(
+        ["git", "rev-parse", "--short", rev], cwd=REPO, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    load_before = os.getloadavg()
+    new_bundle = bundle()
+    summary: dict[str, dict[str, Any]] = {}
+    samples: dict[str, Any] = {}
+    with (
+        tempfile.TemporaryDirectory(prefix="pysite-shipped-") as shipped_dir,
+        old_tree(rev) as (old_bundle, old_examples),
+        chromium() as browser,
+    ):
+        new_site = DemoServer(
+            [Path(shipped_dir), new_bundle, REPO / "examples"],
+            port=0,
+            cache_control="max-age=3600",
+        ).start()
+        old_site = DemoServer(
+            [old_bundle, old_examples], port=0, cache_control="max-age=3600"
+        ).start()
+        try:
+            old = measure_site(browser, old_site, args.runs, new=False)
+            new = measure_site(browser, new_site, args.runs, new=True)
+            bare = measure_bare(browser, new_site, args.runs)
+            snapshot = base64.b64decode(new.pop("snapshot_b64")[0])
+            (Path(shipped_dir) / "shipped").mkdir()
+            (Path(shipped_dir) / "shipped" / "snapshot.bin").write_bytes(snapshot)
+            shipped = measure_shipped(browser, new_site, args.runs)
+        finally:
+            new_site.stop()
+            old_site.stop()
+    for name, data in (("old", old), ("new", new)):
+        for state in ("cold", "later"):
+            summary[f"{name} {state}"] = summarize(data[state])
+            samples[f"{name} {state}"] = data[state]
+    bare_ms = median(bare)
+    sizes = {"raw": len(snapshot), "gzip6": len(gzip.compress(snapshot, 6))}
+    load_after = os.getloadavg()
+
+    print(f"old = {old_rev} (--base), new = working tree; medians of {args.runs} runs, ms")
+    print(f"load average before {load_before[0]:.1f}, after {load_after[0]:.1f}")
+    columns = list(summary)
+    print(f"{'':14}" + "".join(f"{c:>14}" for c in columns))
+    for key in KEYS:
+        cells = [summary[c].get(key) for c in columns]
+        print(
+            f"{key:14}" + "".join("{:>14}".format("-" if v is None else f"{v:.0f}") for v in cells)
+        )
+    print(f"{'snapshot':14}" + "".join(f"{'/'.join(summary[c]['snapshot']):>14}" for c in columns))
+    later = summary["new later"]["total"]
+    print(
+        f"bare loadPyodide (warm HTTP cache): {bare_ms:.0f} ms; "
+        f"new later / bare = {later / bare_ms:.2f}"
+    )
+    print(
+        f"shipped snapshot, first visit (fetch {sizes['raw'] / 1e6:.1f} MB, "
+        f"{sizes['gzip6'] / 1e6:.1f} MB gzipped, + loadPyodide from it): {median(shipped):.0f} ms"
+    )
+    path = save(
+        "browser_ready",
+        {
+            "runs": args.runs,
+            "old": old_rev,
+            "load_average": {"before": load_before[0], "after": load_after[0]},
+            "median_ms": summary,
+            "bare_load_pyodide_ms": bare_ms,
+            "shipped_first_visit_ms": median(shipped),
+            "snapshot_bytes": sizes,
+            "samples": {**samples, "bare": bare, "shipped": shipped},
+        },
+    )
+    print(json.dumps({"saved": str(path)}))
 
 
 if __name__ == "__main__":
