@@ -7,6 +7,7 @@ element's ``site-agent:open`` mark) and stops at ``site-agent:ready`` (agent cre
 availability known). In the same run, each a median of ``--runs`` (default 5):
 
 - ``new``: the bundle built from the working tree;
+  (old and new take turns run by run, so a drifting load hits both alike)
 - ``old``: the bundle built from ``--base`` (default: the commit before memory snapshots came,
   i.e. the parent of the first commit that added ``web/snapshot.js``), from ``git archive``
   into a temporary folder;
@@ -194,26 +195,32 @@ def wait_saved(page: Any) -> None:
     )
 
 
-def measure_site(browser: Any, server: DemoServer, runs: int, new: bool) -> dict[str, list[Any]]:
-    results: dict[str, list[Any]] = {"cold": [], "later": []}
+def measure_sites(browser: Any, sites: dict[str, DemoServer], runs: int) -> dict[str, Any]:
+    """Cold and later visits of each site, the sites taking turns (so drifting load hits
+    both alike). ``new`` sites wait until a first visit's snapshot is stored."""
+    results: dict[str, Any] = {name: {"cold": [], "later": []} for name in sites}
     for _ in range(runs):
+        for name, server in sites.items():
+            context = browser.new_context()
+            context.add_init_script(OBSERVER)
+            page = context.new_page()
+            results[name]["cold"].append(one_load(page, server.url))
+            wait_saved(page)
+            context.close()
+    pages = {}
+    for name, server in sites.items():
         context = browser.new_context()
         context.add_init_script(OBSERVER)
         page = context.new_page()
-        results["cold"].append(one_load(page, server.url))
-        if new:
-            wait_saved(page)
-        context.close()
-    context = browser.new_context()
-    context.add_init_script(OBSERVER)
-    page = context.new_page()
-    one_load(page, server.url)  # the first visit: fills the HTTP cache (and makes a snapshot)
-    if new:
+        one_load(page, server.url)  # the first visit: fills the HTTP cache (makes a snapshot)
         wait_saved(page)
-    results["later"] = [one_load(page, server.url) for _ in range(runs)]
-    if new:
-        results["snapshot_b64"] = [page.evaluate(TAKE_SNAPSHOT)]
-    context.close()
+        pages[name] = (context, page)
+    for _ in range(runs):
+        for name, server in sites.items():
+            results[name]["later"].append(one_load(pages[name][1], server.url))
+    results["new"]["snapshot_b64"] = [pages["new"][1].evaluate(TAKE_SNAPSHOT)]
+    for context, _page in pages.values():
+        context.close()
     return results
 
 
@@ -288,8 +295,8 @@ def main() -> None:
             [old_bundle, old_examples], port=0, cache_control="max-age=3600"
         ).start()
         try:
-            old = measure_site(browser, old_site, args.runs, new=False)
-            new = measure_site(browser, new_site, args.runs, new=True)
+            both = measure_sites(browser, {"old": old_site, "new": new_site}, args.runs)
+            old, new = both["old"], both["new"]
             bare = measure_bare(browser, new_site, args.runs)
             snapshot = base64.b64decode(new.pop("snapshot_b64")[0])
             (Path(shipped_dir) / "shipped").mkdir()

@@ -118,18 +118,29 @@ export async function bootPython({
   }
 
   report({ phase: "runtime", loaded: 0, total: 1 });
-  const [module, lockText] = await Promise.all([
-    import(new URL("pyodide.mjs", base).href),
-    fetchLock(lockURL, signal, true, true),
-  ]);
-  const lock = JSON.parse(lockText);
+  // While pyodide.mjs loads: the lock, then (when a snapshot may be used) the wheels and the
+  // stored snapshot.
+  const early = fetchLock(lockURL, signal, true, true).then(async (lockText) => {
+    const lock = JSON.parse(lockText);
+    const plan = { lockText, lock, ...splitWanted(wanted, lock) };
+    if (snapshot && !plan.others.length && !snapshots.unsupported(null, true)) {
+      plan.names = closure(lock, plan.inLock);
+      plan.wheels = fetchWheels(lock, plan.names, new URL(".", lockURL).href, signal);
+      plan.wheels.catch(() => {});
+      plan.key = await snapshots.snapshotKey(lockText, modules);
+      plan.stored = snapshots.readSnapshot(plan.key)
+        .catch((error) => ({ state: "missing", reason: String(error?.message ?? error) }));
+    }
+    return plan;
+  });
+  const [module, plan] = await Promise.all([import(new URL("pyodide.mjs", base).href), early]);
+  const { lock, inLock, others } = plan;
   signal?.throwIfAborted();
   const settings = {
     indexURL: base,
     lockFileContents: lock,
     packageBaseUrl: new URL(".", lockURL).href,
   };
-  const { inLock, others } = splitWanted(wanted, lock);
   const why = !snapshot ? "snapshot: false"
     : others.length ? "packages outside the lock"
       : null;
@@ -147,12 +158,9 @@ export async function bootPython({
     return pyodide;
   }
 
-  // Snapshot path: the stored snapshot and the wheels are read while Pyodide's files load.
-  const names = closure(lock, inLock);
-  const wheels = fetchWheels(lock, names, settings.packageBaseUrl, signal);
-  wheels.catch(() => {});
-  const key = await snapshots.snapshotKey(lockText, modules);
-  const stored = await snapshots.readSnapshot(key);
+  // Snapshot path.
+  const { names, wheels, key } = plan;
+  const stored = await plan.stored;
   signal?.throwIfAborted();
   let pyodide = null;
   const info = { state: stored.state === "missing" ? "made" : stored.state, made: false };

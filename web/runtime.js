@@ -17,7 +17,8 @@ export const mark = (name) => {
  * Where Python comes from (call before the first panel opens; `window.pysiteAgent` is read
  * too, and loses to this). Options: `indexURL` (Pyodide's folder; default `pyodide/` next to
  * loader.js), `lockFileURL`, `packages`, `pyodide` (a running Pyodide, a promise of one or a
- * function returning either: PyScript pages), `bootURL` (default `web/boot.js`).
+ * function returning either: PyScript pages), `bootURL` (default `web/boot.js`), `snapshot`
+ * (false: never keep a memory snapshot in the visitor's Cache Storage; docs/bundle.md).
  */
 export function configureRuntime(options = {}) {
   Object.assign(runtimeOptions, options);
@@ -37,6 +38,7 @@ export function runtimeSettings() {
   const out = { indexURL: dir(o.indexURL ?? 'pyodide/') };
   if (o.lockFileURL) out.lockFileURL = new URL(o.lockFileURL, base).href;
   if (o.packages) out.packages = o.packages;
+  if (o.snapshot === false) out.snapshot = false;
   return { base, settings: out, pyodide: o.pyodide, bootURL: new URL(o.bootURL ?? 'web/boot.js', base).href };
 }
 

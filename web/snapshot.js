@@ -35,14 +35,15 @@ const CACHE = 'pysite-agent-snapshot';
 
 /**
  * Why snapshots cannot be used here, or null when they can.
- * @param {{version?: string}} pyodideModule  the module imported from pyodide.mjs
+ * @param {{version?: string} | null} pyodideModule  the module imported from pyodide.mjs
+ * @param {boolean} [storageOnly]  check only this realm's Cache Storage and WebCrypto
  * @returns {string | null}
  */
-export function unsupported(pyodideModule) {
-  if (pyodideModule?.version !== PYODIDE_VERSION) {
+export function unsupported(pyodideModule, storageOnly = false) {
+  if (!storageOnly && pyodideModule?.version !== PYODIDE_VERSION) {
     return `Pyodide ${pyodideModule?.version} (snapshots are wired for ${PYODIDE_VERSION})`;
   }
-  if (typeof pyodideModule.loadPyodide !== 'function') return 'no loadPyodide';
+  if (!storageOnly && typeof pyodideModule.loadPyodide !== 'function') return 'no loadPyodide';
   if (!globalThis.caches?.open) return 'no Cache Storage (not a secure context?)';
   if (!globalThis.crypto?.subtle?.digest) return 'no WebCrypto';
   return null;

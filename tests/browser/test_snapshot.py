@@ -230,6 +230,20 @@ def test_snapshot_false_starts_normally(page: Any, site: DemoServer) -> None:
     assert result["info"] == {"state": "off", "made": False, "reason": "snapshot: false"}
 
 
+def test_a_site_can_turn_snapshots_off(browser: Any, site: DemoServer) -> None:
+    """`window.pysiteAgent = {snapshot: false}` (or configureRuntime): nothing is stored."""
+    context = browser.new_context()
+    context.add_init_script("window.pysiteAgent = { snapshot: false };")
+    page = context.new_page()
+    try:
+        Shop(page, site.url).open()
+        detail = page.evaluate("performance.getEntriesByName('site-agent:snapshot')[0].detail")
+        assert detail == {"state": "off", "made": False, "reason": "snapshot: false"}
+        assert stored(page) == []
+    finally:
+        context.close()
+
+
 def test_without_cache_storage_the_api_is_absent(page: Any, site: DemoServer) -> None:
     page.goto(site.url + "snapshot-test.html")
     page.evaluate("caches.delete('pysite-agent-snapshot')")
