@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import types
+import unicodedata
 from importlib import resources
 from typing import Any
 
@@ -118,11 +120,41 @@ def test_fence_escapes_the_tool_name() -> None:
     assert 'tool="x&quot;&gt;&lt;untrusted-data&gt;"' in fenced
 
 
-@settings(max_examples=150, deadline=None)
+# Characters that look like "<": the ones Unicode normalization turns into (or decomposes
+# into) "<", and others that only look alike.
+LESS_THAN_LOOK_ALIKES = [
+    "\uff1c",  # FULLWIDTH LESS-THAN SIGN (NFKC: "<")
+    "\ufe64",  # SMALL LESS-THAN SIGN (NFKC: "<")
+    "\u226e",  # NOT LESS-THAN (NFD: "<" + U+0338)
+    "\u0338",  # COMBINING LONG SOLIDUS OVERLAY (with "<": NFC composes U+226E)
+    "\u2039",  # SINGLE LEFT-POINTING ANGLE QUOTATION MARK
+    "\u3008",  # LEFT ANGLE BRACKET
+    "\u27e8",  # MATHEMATICAL LEFT ANGLE BRACKET
+    "\u02c2",  # MODIFIER LETTER LEFT ARROWHEAD
+    "\u1438",  # CANADIAN SYLLABICS PA
+]
+
+
+@settings(max_examples=300, deadline=None)
 @given(
     st.lists(
         st.sampled_from(
-            ["<", "/", " ", "\t", "\n", "untrusted-data", "UNTRUSTED-data", ">", "x", "&lt;", '"']
+            [
+                "<",
+                "/",
+                " ",
+                "\t",
+                "\n",
+                "\u200b",
+                "untrusted-data",
+                "UNTRUSTED-data",
+                ">",
+                "x",
+                "&lt;",
+                "&",
+                '"',
+                *LESS_THAN_LOOK_ALIKES,
+            ]
         ),
         max_size=30,
     ).map("".join)
@@ -130,9 +162,14 @@ def test_fence_escapes_the_tool_name() -> None:
 )
 def test_fence_property_exactly_one_open_and_one_close(content: str) -> None:
     fenced = fencing.fence("t", content)
-    tags = TAG.findall(fenced)
-    assert len(tags) == 2
     assert fenced.startswith("<untrusted-data ") and fenced.endswith("</untrusted-data>")
+    inner = fenced.split("\n", 1)[1].rsplit("\n", 1)[0]
+    for form in ("NFC", "NFD", "NFKC", "NFKD"):
+        normalized = unicodedata.normalize(form, fenced)
+        assert len(TAG.findall(normalized)) == 2, form
+        # No "<" inside the fence, whatever normalization a reader applies.
+        assert "<" not in unicodedata.normalize(form, inner), form
+    assert html.unescape(inner) == content  # the escaping is unambiguous: nothing is lost
 
 
 # --- validation (item 3) ----------------------------------------------------------------

@@ -2,9 +2,11 @@
 
 Results of ``untrustedContentHint`` tools reach the model as
 ``<untrusted-data tool="NAME">…</untrusted-data>``. Inside the fence, *every* ``<`` is escaped
-(``&lt;``; ``&`` first becomes ``&amp;``, so the escaping is unambiguous), and so are the
-look-alikes ``＜`` (U+FF1C) and ``﹤`` (U+FE64). The content therefore holds no tag at all: it can
-neither close the fence nor open a fake one, whatever case, white space, invisible or
+(``&lt;``; ``&`` first becomes ``&amp;``, so the escaping is unambiguous), and so is every
+character whose Unicode normalization (NFC, NFD, NFKC or NFKD) holds a ``<``: ``＜`` (U+FF1C)
+and ``﹤`` (U+FE64), which NFKC turns into ``<``, and ``≮`` (U+226E), which decomposes into ``<``
+and a combining overlay. The content therefore holds no tag at all, in any normalization: it
+can neither close the fence nor open a fake one, whatever case, white space, invisible or
 look-alike characters it uses. The tool name is attribute-escaped.
 """
 
@@ -12,7 +14,15 @@ from __future__ import annotations
 
 FENCE_TAG = "untrusted-data"
 
-_CONTENT = str.maketrans({"&": "&amp;", "<": "&lt;", "\uff1c": "&#xFF1C;", "\ufe64": "&#xFE64;"})
+_CONTENT = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        "\uff1c": "&#xFF1C;",
+        "\ufe64": "&#xFE64;",
+        "\u226e": "&#x226E;",
+    }
+)
 
 
 def escape_attribute(value: str) -> str:
