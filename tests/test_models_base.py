@@ -277,6 +277,62 @@ def test_demo_rules_answers_after_a_result() -> None:
     assert "untrusted-data" not in fenced and "nice" in fenced
 
 
+def test_words_join_multi_word_actions_and_synonyms() -> None:
+    assert words("check out now") == ["checkout", "now"]
+    assert words("check_out") == words("checkOut") == words("checkout") == ["checkout"]
+    assert words("Sign up") == words("sign_up") == words("register") == ["signup"]
+    assert words("log in") == words("Sign in") == words("login") == ["signin"]
+    assert words("log out") == words("logout") == ["signout"]
+    assert words("find mugs") == ["search", "mug"]
+    assert words("put it in the basket") == ["add", "cart"]
+
+
+ACCOUNT = [
+    {"name": "sign_up", "description": "Create an account.", "inputSchema": {"type": "object"}},
+    {"name": "logIn", "description": "Open a session.", "inputSchema": {"type": "object"}},
+    {"name": "log_out", "description": "End the session.", "inputSchema": {"type": "object"}},
+    *SHOP,
+]
+
+
+@pytest.mark.parametrize(
+    ("message", "tool"),
+    [
+        ("check out", "checkout"),  # the demo shop's tagline
+        ("I'm done, check out please", "checkout"),
+        ("pay now", "checkout"),
+        ("I want to sign up", "sign_up"),
+        ("register me", "sign_up"),
+        ("please log in", "logIn"),
+        ("login", "logIn"),
+        ("sign in", "logIn"),
+        ("log me out", "log_out"),
+        ("sign out", "log_out"),
+        ("find a blue teapot", "search_products"),
+        ("put a mug in my basket", "add_to_cart"),
+    ],
+)
+def test_demo_rules_match_multi_word_actions_and_synonyms(message: str, tool: str) -> None:
+    reply = run(sa.demo_rules().respond(request(message, ACCOUNT)))
+    assert reply["type"] == "tool" and reply["name"] == tool, reply
+    assert sa.demo_rules().name == "demo rules (not AI)"
+
+
+def test_demo_rules_take_steps_in_order_and_stop_at_a_denial() -> None:
+    shop = Shop()
+    agent = sa.create_site_agent(model=sa.demo_rules(), tools=shop.tools(), confirm=lambda r: True)
+    _events, result = run(ask(agent, "add one mug to my cart, then check out"))
+    assert [c[0] for c in shop.calls] == ["add_to_cart", "checkout"]
+    assert shop.cart == {"mug": 1} and shop.orders == 1
+    assert result.status == "answered" and "Order placed" in (result.answer or "")
+
+    shop = Shop()
+    agent = sa.create_site_agent(model=sa.demo_rules(), tools=shop.tools(), confirm=lambda r: False)
+    _events, result = run(ask(agent, "add one mug to my cart and then check out"))
+    assert shop.calls == []  # the first step was denied: the second is not tried
+    assert "not allowed" in (result.answer or "")
+
+
 def test_demo_rules_drives_a_full_run() -> None:
     shop = Shop()
     agent = sa.create_site_agent(model=sa.demo_rules(), tools=shop.tools(), confirm=lambda r: True)

@@ -2,8 +2,15 @@
 
 For a visitor's message it picks the tool whose name and description share the most words with
 the message (words are lower-cased, split at non-letters, ``camelCase`` and ``snake_case``; a
-plural ``s`` is dropped; small words such as "the", "to", "my" do not count). Read-only tools win
-ties, then the alphabetically first. It fills the arguments from the message by the schema's
+plural ``s`` is dropped; small words such as "the", "to", "my" do not count). Multi-word actions
+count as one word ("check out", ``check_out`` and ``checkout`` alike; "sign up", "sign in" or
+"log in", "sign out" or "log out"), and common synonyms as the same word ("find"/"look" and
+"search", "register" and "sign up", "login" and "sign in", "pay"/"purchase" and "check out",
+"basket" and "cart", "put" and "add", "delete" and "remove", "rating" and "review"; see
+:data:`COMPOUNDS` and :data:`SYNONYMS`). Read-only tools win ties, then the alphabetically first.
+A message with steps in order ("add a mug, then check out", "... and then ...", "...; ...") is
+taken one step at a time: after each result the next step is routed, until a step is denied or
+fails. It fills the arguments from the message by the schema's
 property types:
 
 - ``integer``/``number``: numbers in the message, as digits or words ("two", "a dozen"), in the
@@ -69,6 +76,42 @@ NUMBER_WORDS = {
     "pair": 2,
 }
 
+COMPOUNDS: dict[tuple[str, str], str] = {
+    ("check", "out"): "checkout",
+    ("sign", "up"): "signup",
+    ("sign", "in"): "signin",
+    ("log", "in"): "signin",
+    ("log", "on"): "signin",
+    ("sign", "out"): "signout",
+    ("log", "out"): "signout",
+    ("log", "off"): "signout",
+}
+"""Two-word actions read as one word (in messages, tool names and descriptions)."""
+
+SYNONYMS: dict[str, str] = {
+    "login": "signin",
+    "logon": "signin",
+    "logout": "signout",
+    "logoff": "signout",
+    "register": "signup",
+    "registration": "signup",
+    "enroll": "signup",
+    "enrol": "signup",
+    "pay": "checkout",
+    "purchase": "checkout",
+    "find": "search",
+    "look": "search",
+    "lookup": "search",
+    "browse": "search",
+    "basket": "cart",
+    "put": "add",
+    "delete": "remove",
+    "rating": "review",
+}
+"""Common words for the same action, mapped to one word (after the plural ``s`` is dropped)."""
+
+_OBJECTS = frozenset("me us it them him her".split())
+_STEPS = re.compile(r"\s*(?:;|,?\s+and\s+then\b|,\s*then\b|\bthen\b)\s*", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]+|\d+(?:\.\d+)?")
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 MAX_ANSWER_CHARS = 600
@@ -85,14 +128,38 @@ def _norm(word: str) -> str:
     return w
 
 
+def _canon(word: str) -> str:
+    return SYNONYMS.get(word, word)
+
+
 def words(text: str) -> list[str]:
     """The normalized content words of ``text`` (see the module docstring)."""
     text = _CAMEL.sub(r"\1 \2", text)
-    return [
-        _norm(w)
-        for w in _WORD.findall(text.replace("_", " "))
-        if w.lower() not in STOPWORDS and (len(w) > 1 or w.isdigit())
-    ]
+    tokens = _WORD.findall(text.replace("_", " "))
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        pair = (tokens[i].lower(), tokens[i + 1].lower()) if i + 1 < len(tokens) else None
+        if pair in COMPOUNDS:
+            out.append(COMPOUNDS[pair])
+            i += 2
+            continue
+        if i + 2 < len(tokens) and tokens[i + 1].lower() in _OBJECTS:  # "log me out"
+            split = (tokens[i].lower(), tokens[i + 2].lower())
+            if split in COMPOUNDS:
+                out.append(COMPOUNDS[split])
+                i += 3
+                continue
+        w = tokens[i]
+        i += 1
+        if w.lower() not in STOPWORDS and (len(w) > 1 or w.isdigit()):
+            out.append(_canon(_norm(w)))
+    return out
+
+
+def steps(text: str) -> list[str]:
+    """``text`` split into the steps a visitor asked for in order ("..., then ...")."""
+    return [part for part in _STEPS.split(text) if part.strip()] or [text]
 
 
 def _numbers(text: str) -> list[float]:
@@ -125,9 +192,30 @@ class DemoRules:
         messages = list(request.messages)
         last = messages[-1] if messages else {"role": "user", "content": ""}
         if last.get("role") == "tool":
+            following = self._next_step(messages, last)
+            if following is not None:
+                reply = self._route(following, request.tools)
+                if reply["type"] == "tool":
+                    return reply
             return {"type": "answer", "text": self._after_result(last)}
         text = str(last.get("content", ""))
-        return self._route(text, request.tools)
+        return self._route(steps(text)[0], request.tools)
+
+    def _next_step(
+        self, messages: Sequence[Mapping[str, Any]], last: Mapping[str, Any]
+    ) -> str | None:
+        """The visitor's next step after ``last`` (a result), or ``None`` when it was the last
+        one, or when the call was denied or failed (the visitor hears about it first)."""
+        if last.get("denied") or last.get("isError"):
+            return None
+        done = 0
+        for message in reversed(messages):
+            if message.get("role") == "user":
+                asked = steps(str(message.get("content", "")))
+                return asked[done] if done < len(asked) else None
+            if message.get("role") == "tool":
+                done += 1
+        return None
 
     def _after_result(self, result: Mapping[str, Any]) -> str:
         name = result.get("name", "the tool")
@@ -235,8 +323,8 @@ class DemoRules:
                 and token.lower() not in FILLERS
                 and len(token) > 1
                 and not token[0].isdigit()
-                and _norm(token) not in tool_words
-                and _norm(token) not in used
+                and _canon(_norm(token)) not in tool_words
+                and _canon(_norm(token)) not in used
             ]
             args[string_key] = " ".join(rest) if rest else text.strip()
         return args
