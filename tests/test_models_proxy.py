@@ -128,8 +128,9 @@ def error_body(code: str, message: str = "m", **extra: Any) -> dict[str, Any]:
         (413, "Payload Too Large", "model-error", "too long"),
         (413, error_body("bad-request"), "model-error", "too long"),
         (403, error_body("forbidden-origin"), "model-unavailable", "allowed origins"),
-        (404, error_body("not-found"), "model-unavailable", "check proxy-url"),
-        (405, error_body("method-not-allowed"), "model-unavailable", "check proxy-url"),
+        (404, error_body("not-found"), "model-unavailable", "not set up on this site yet"),
+        (405, error_body("method-not-allowed"), "model-unavailable", "no model server answers"),
+        (501, "Unsupported method ('POST')", "model-unavailable", "not set up on this site"),
         (429, error_body("rate-limited"), "model-error", "busy; try again"),
         (
             502,
@@ -147,7 +148,10 @@ def test_status_codes_map_to_error_codes(status: int, body: Any, code: str, word
         run(proxy("/a", fetch=FakeFetch(Response(status, body))).respond(request()))
     assert info.value.code == code
     assert words in info.value.message
-    if isinstance(body, dict):
+    if status in (404, 405, 501):  # a visitor reads it: no status number, where it should be
+        assert "HTTP" not in info.value.message and str(status) not in info.value.message
+        assert "/a" in info.value.message
+    elif isinstance(body, dict):
         assert body["error"]["code"] in info.value.message
 
 

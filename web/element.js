@@ -709,7 +709,9 @@ export class SiteAgentElement extends HTMLElement {
         this.#settle('incomplete');
         const key = `error.${event.code}`;
         if (event.code === 'aborted') break; // the status line says "Stopped." (once)
-        if (key in this.#strings || key in DEFAULT_STRINGS) this.#note(this.#t(key), 'error');
+        // model-unavailable also says why (e.g. no proxy server at proxy-url on a static host).
+        const why = event.code === 'model-unavailable' && event.message ? ` ${event.message}` : '';
+        if (key in this.#strings || key in DEFAULT_STRINGS) this.#note(this.#t(key) + why, 'error');
         else this.#note(this.#t('error', { message: event.message }), 'error');
         break;
       }

@@ -29,7 +29,9 @@ server in ``pysite_agent.server``):
   it comes again, ``model-error``: the conversation is too long; start a new one.
 - 403 ``forbidden-origin`` -> ``model-unavailable``: configuration; the site owner adds this
   origin to the server's allowed origins.
-- 404, 405 -> ``model-unavailable``: configuration; check ``proxy-url``.
+- 404, 405, 501 -> ``model-unavailable``: nothing at ``url`` takes the POST (a static host
+  answers 501 or 405, a missing route 404), so the message tells the visitor that the assistant
+  is not set up on this site yet, and its owner where the proxy server belongs; no status number.
 - 429 ``rate-limited`` -> ``model-error``: busy, try again in a moment (``Retry-After`` quoted).
 - 502 ``upstream-error``, 504 ``upstream-timeout``, any other status -> ``model-error``.
 - A network failure (``fetch`` rejects) -> ``model-error``: a transient failure like a 502, not
@@ -90,8 +92,6 @@ _STATUS: Final[Mapping[int, tuple[ErrorCode, str]]] = {
         "The model endpoint refused this page's origin; the site owner must add it to the "
         "server's allowed origins",
     ),
-    404: ("model-unavailable", "The model endpoint was not found; check proxy-url"),
-    405: ("model-unavailable", "The model endpoint does not accept POST; check proxy-url"),
     413: (
         "model-error",
         "The conversation is too long for the model endpoint; start a new conversation",
@@ -119,6 +119,9 @@ def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
 
 STREAM_ACCEPT: Final = "text/event-stream, application/json"
 """The ``Accept`` header when a streaming reply is wanted (protocol v1, streaming)."""
+
+_NOT_SET_UP: Final = frozenset({404, 405, 501})
+"""Statuses that mean nothing at ``url`` takes the POST: no proxy server there."""
 
 _STREAM_ERROR_STATUS: Final[Mapping[str, int]] = {
     "upstream-timeout": 504,
@@ -448,6 +451,13 @@ class ProxyModel:
     def _error(
         self, status: int, text: Any, retry_after: str | None, *, streamed: bool = False
     ) -> SiteAgentError:
+        if status in _NOT_SET_UP and not streamed:
+            return SiteAgentError(
+                "model-unavailable",
+                f"The assistant is not set up on this site yet: no model server answers at "
+                f"{self.url} (the site owner runs the proxy server there, or chooses other "
+                "models).",
+            )
         code, sentence = _STATUS.get(
             status,
             ("model-error", "The model endpoint failed"),

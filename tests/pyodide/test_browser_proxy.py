@@ -192,7 +192,7 @@ async def _replies_and_errors(selenium, base):
         expected = {
             400: ("model-error", "rejected"),
             403: ("model-unavailable", "allowed origins"),
-            404: ("model-unavailable", "check proxy-url"),
+            404: ("model-unavailable", "not set up on this site yet"),
             # too large even with nothing left to leave out: its own code (no retry helps)
             413: ("conversation-too-long", "too long"),
             429: ("model-error", "retry after 7 s"),
