@@ -8,9 +8,10 @@ knows aiohttp.
 
 What it keeps from the transport it replaces: one connection pool (``max_connections``) with
 keep-alive, no cookies, no redirects, TLS verified with the system's certificates
-(``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` honoured by OpenSSL), ``HTTP(S)_PROXY`` / ``NO_PROXY`` from
-the environment, the body passed on undecoded (httpx's response decodes it), and aiohttp's
-errors raised as the httpx exceptions they correspond to:
+(``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` honoured by OpenSSL), ``HTTP(S)_PROXY`` / ``NO_PROXY``
+from the environment (read at the first request to a host), the body passed on undecoded
+(httpx's response decodes it), and aiohttp's errors raised as the httpx exceptions they
+correspond to:
 
 ==========================================================  ============================
 aiohttp                                                      httpx
@@ -28,6 +29,8 @@ from __future__ import annotations
 
 import contextlib
 import ssl
+import urllib.parse
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -99,6 +102,37 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._max_connections = max_connections
         self._keepalive_s = keepalive_s
         self._session: aiohttp.ClientSession | None = None
+        self._proxies: dict[str, tuple[str | None, aiohttp.BasicAuth | None]] = {}
+        self._timeouts: tuple[float | None, aiohttp.ClientTimeout] | None = None
+
+    def _proxy_for(self, url: httpx.URL) -> tuple[str | None, aiohttp.BasicAuth | None]:
+        """The egress proxy for ``url`` from ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``ALL_PROXY``
+        and ``NO_PROXY`` (any case), as httpx reads them; looked up once per origin."""
+        origin = f"{url.scheme}://{url.netloc.decode('ascii')}"
+        found = self._proxies.get(origin)
+        if found is None:
+            found = (None, None)
+            proxies = urllib.request.getproxies()
+            chosen = proxies.get(url.scheme) or proxies.get("all")
+            if chosen and not urllib.request.proxy_bypass(url.host):
+                parsed = urllib.parse.urlsplit(chosen if "://" in chosen else f"http://{chosen}")
+                auth = None
+                if parsed.username is not None:
+                    auth = aiohttp.BasicAuth(
+                        urllib.parse.unquote(parsed.username),
+                        urllib.parse.unquote(parsed.password or ""),
+                    )
+                host = parsed.netloc.rsplit("@", 1)[-1]
+                found = (f"{parsed.scheme}://{host}", auth)
+            self._proxies[origin] = found
+        return found
+
+    def _timeout(self, connect_s: float | None) -> aiohttp.ClientTimeout:
+        """The connection timeout only: the app bounds every call with its own deadline, and a
+        read timeout would re-arm a timer for every chunk received."""
+        if self._timeouts is None or self._timeouts[0] != connect_s:
+            self._timeouts = (connect_s, aiohttp.ClientTimeout(total=None, sock_connect=connect_s))
+        return self._timeouts[1]
 
     def _make_session(self) -> aiohttp.ClientSession:
         connector = aiohttp.TCPConnector(
@@ -106,9 +140,11 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             keepalive_timeout=self._keepalive_s,
             ssl=ssl.create_default_context(),
         )
+        # Not trust_env: aiohttp would then look up netrc and the proxy variables in a thread
+        # for every request (two thread hops, most of its time here); the proxy variables are
+        # read once instead (:meth:`_proxy_for`).
         return aiohttp.ClientSession(
             connector=connector,
-            trust_env=True,  # HTTP(S)_PROXY and NO_PROXY, as httpx's own client reads them
             cookie_jar=aiohttp.DummyCookieJar(),  # a provider's cookies are never kept
             auto_decompress=False,
             skip_auto_headers=_SKIP_AUTO_HEADERS,
@@ -124,6 +160,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             for k, v in request.headers.raw
             if k.lower() not in _DROPPED
         ]
+        proxy, proxy_auth = self._proxy_for(request.url)
         with _as_httpx_errors():
             response = await self._session.request(
                 request.method,
@@ -131,11 +168,9 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 headers=headers,
                 data=request.content or None,
                 allow_redirects=False,
-                timeout=aiohttp.ClientTimeout(
-                    total=None,
-                    sock_connect=timeouts.get("connect"),
-                    sock_read=timeouts.get("read"),
-                ),
+                proxy=proxy,
+                proxy_auth=proxy_auth,
+                timeout=self._timeout(timeouts.get("connect")),
             )
         return httpx.Response(
             status_code=response.status,
