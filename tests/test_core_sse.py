@@ -87,3 +87,27 @@ def test_format_then_parse_round_trips(events: list[tuple[str, str]], cuts: list
 def test_an_event_name_with_a_line_break_is_refused() -> None:
     with pytest.raises(ValueError, match="line break"):
         format_event("a\nb", "x")
+
+
+@pytest.mark.parametrize(
+    ("name", "last"), [("reply-stream.txt", "reply"), ("reply-stream-error.txt", "error")]
+)
+def test_published_stream_examples_validate(name: str, last: str) -> None:
+    """The streaming reply's examples: each event is a ``streamEvent``; one ends the stream."""
+    import json
+    from importlib import resources
+
+    from pysite_agent.core import wire
+
+    text = (
+        resources.files("pysite_agent")
+        .joinpath(f"schemas/examples/{name}")
+        .read_text(encoding="utf-8")
+    )
+    parser = SSEParser()
+    events = parser.feed(text)
+    assert not parser.pending
+    for event in events:
+        value = {"event": event.event, "data": json.loads(event.data)}
+        assert wire.problems("protocol-v1", value, "streamEvent") == []
+    assert [e.event for e in events] == ["delta"] * (len(events) - 1) + [last]
