@@ -4,7 +4,7 @@ Two validators come from the same schema (``pysite_agent/schemas/protocol-v1.sch
 its ``request`` definition):
 
 - a fast one: msgspec types built from the schema (:func:`compile_type`), checked with
-  ``msgspec.convert`` (about 0.01 ms for a 40-message request with 10 tools, against 8-11 ms
+  ``msgspec.convert`` (about 0.03 ms for a 40-message request with 10 tools, against 4-11 ms
   for ``jsonschema``; ``benchmarks/request_check.py`` has the numbers and the alternatives
   measured);
 - ``jsonschema`` on the schema with its local references inlined (:func:`inline_refs`), which
