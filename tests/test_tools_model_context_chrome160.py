@@ -303,3 +303,81 @@ def test_a_run_carries_the_output_schema_to_the_model() -> None:
     assert model.requests[0].tools[0]["outputSchema"] == {"type": "integer"}
     last = json.dumps(model.requests[1].messages[-1], ensure_ascii=False)
     assert "output-schema-mismatch" in last
+
+
+class FakeForm:
+    def __init__(self, autosubmit: bool) -> None:
+        self.autosubmit = autosubmit
+
+    def hasAttribute(self, name: str) -> bool:
+        return name == "toolautosubmit" and self.autosubmit
+
+
+class FakeDocument:
+    def __init__(self, forms: dict[str, FakeForm]) -> None:
+        self.forms = forms
+        self.queries: list[str] = []
+
+    def querySelector(self, selector: str) -> FakeForm | None:
+        self.queries.append(selector)
+        prefix = 'form[toolname="'
+        if not selector.startswith(prefix):
+            return None
+        return self.forms.get(selector[len(prefix) : -2])
+
+
+def test_a_form_tool_that_waits_for_the_visitor_is_marked() -> None:
+    mc = Chrome160ModelContext()
+    for name in ("send_note", "search_form", "imperative"):
+        mc.register(name)
+    document = FakeDocument({"send_note": FakeForm(False), "search_form": FakeForm(True)})
+    source = ModelContextSource(mc, window=WINDOW, document=document)
+    tools = {t.name: t.waits_for_visitor for t in run(source.get_tools())}
+    assert tools == {"imperative": False, "search_form": False, "send_note": True}
+    assert 'form[toolname="send_note"]' in document.queries
+
+
+def test_the_visitor_wait_replaces_the_tool_timeout_with_a_clear_message() -> None:
+    """Waiting for the visitor's submit does not count as the tool's time (README rule 7)."""
+    never: asyncio.Future[str] | None = None
+
+    class Source:
+        revision = 0
+
+        async def get_tools(self) -> list[RegisteredTool]:
+            return []
+
+        async def execute_tool(self, tool: Any, args: Any, *, signal: Any = None) -> Any:
+            nonlocal never
+            never = asyncio.get_running_loop().create_future()
+            return await never
+
+    def execute(tool: RegisteredTool) -> tuple[gateway.Execution, float]:
+        async def main() -> tuple[gateway.Execution, float]:
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            done = await gateway.execute(
+                Source(),  # type: ignore[arg-type]
+                tool,
+                {},
+                timeout_ms=30_000,
+                max_result_chars=4000,
+                signal=AbortController().signal,
+                visitor_wait_ms=120_000,
+            )
+            return done, loop.time() - started
+
+        return run(main())
+
+    form = RegisteredTool("send_note", description="d", key="k", waits_for_visitor=True)
+    waited, seconds = execute(form)
+    assert seconds == pytest.approx(120, abs=1)  # virtual time: the visitor limit, not 30 s
+    assert waited.outcome == "timeout" and waited.is_error
+    assert waited.text == (
+        "send_note: the form on the page was filled in, but the visitor did not send it "
+        "within 2 minutes, so the agent stopped waiting. The form stays filled in; the "
+        "visitor can still check it and send it."
+    )
+    plain, seconds = execute(RegisteredTool("plain", description="d", key="k"))
+    assert seconds == pytest.approx(30, abs=1)
+    assert plain.text == "plain did not finish within 30000 ms and was stopped."

@@ -215,6 +215,17 @@ STALE_TEXT = (
 )
 
 
+VISITOR_WAIT_MS = 600_000
+"""How long (ms) a form tool that waits for the visitor's submit may wait (10 minutes)."""
+
+
+def _minutes(ms: int) -> str:
+    minutes = ms / 60_000
+    if minutes >= 1 and minutes == int(minutes):
+        return f"{int(minutes)} minute{'s' if minutes != 1 else ''}"
+    return f"{ms / 1000:g} s"
+
+
 async def execute(
     source: ToolSource,
     tool: RegisteredTool,
@@ -223,12 +234,16 @@ async def execute(
     timeout_ms: int,
     max_result_chars: int,
     signal: AbortSignal,
+    visitor_wait_ms: int = VISITOR_WAIT_MS,
 ) -> Execution:
     """Run an allowed call with the per-call timeout; errors and timeouts become error results.
 
     ``timeout_ms`` bounds the time until the tool's awaitable completes; a tool that blocks the
     event loop (synchronous work) cannot be interrupted while it blocks, and its late result is
-    discarded. On timeout or abort the tool's signal is aborted and its task cancelled.
+    discarded. On timeout or abort the tool's signal is aborted and its task cancelled. A tool
+    that ``waits_for_visitor`` (a form the visitor submits) gets ``visitor_wait_ms`` instead
+    when that is longer (waiting for the visitor does not count, README rule 7), and its
+    timeout result says that the form is still filled in on the page.
 
     Raises:
         AbortedError: the run was aborted while the tool ran (the tool's signal is aborted too).
@@ -236,9 +251,10 @@ async def execute(
     controller = any_signal(signal)
     started = monotonic_ms()
     untrusted = tool.untrusted
+    limit_ms = max(timeout_ms, visitor_wait_ms) if tool.waits_for_visitor else timeout_ms
     task = asyncio.ensure_future(source.execute_tool(tool, args, signal=controller.signal))
     try:
-        await signal.race(asyncio.wait((task,), timeout=timeout_ms / 1000))
+        await signal.race(asyncio.wait((task,), timeout=limit_ms / 1000))
     except AbortedError:
         controller.abort(signal.reason)
         task.cancel()
@@ -250,6 +266,12 @@ async def execute(
         task.cancel()
         task.add_done_callback(_consume)
         text = f"{tool.name} did not finish within {timeout_ms} ms and was stopped."
+        if tool.waits_for_visitor:
+            text = (
+                f"{tool.name}: the form on the page was filled in, but the visitor did not "
+                f"send it within {_minutes(limit_ms)}, so the agent stopped waiting. The form "
+                "stays filled in; the visitor can still check it and send it."
+            )
         return Execution("timeout", text, True, False, untrusted, duration_ms(started))
     try:
         value = task.result()

@@ -68,6 +68,10 @@ class RegisteredTool:
         output_schema: the JSON Schema of the tool's result (WebMCP ``outputSchema``, spec
             PR #254, Chrome 159), or ``None``. Shown to the model; a result that fails it is
             flagged to the model (:func:`pysite_agent.core.validation.check_output`).
+        waits_for_visitor: a declarative ``<form toolname>`` tool without ``toolautosubmit``:
+            the call ends when the visitor submits the form, so the per-call timeout does not
+            apply (waiting for the visitor does not count, README rule 7); the bridge waits
+            up to its visitor limit instead (``gateway.VISITOR_WAIT_MS``).
     """
 
     name: str
@@ -77,6 +81,7 @@ class RegisteredTool:
     annotations: Mapping[str, Any] | None = None
     key: str = ""
     output_schema: Mapping[str, Any] | None = None
+    waits_for_visitor: bool = False
 
     @property
     def read_only(self) -> bool:

@@ -23,6 +23,9 @@ as documented in Chrome's "WebMCP API updates" and spec PR #348, see ``docs/webm
   with ``debugging_tools=True`` (the site opts in).
 - **outputSchema** (Chrome 159, spec PR #254) is read like ``inputSchema`` and carried to the
   model; the bridge flags a result that fails it.
+- **Form tools**: a tool whose name belongs to a ``<form toolname>`` of the document without
+  ``toolautosubmit`` ends when the visitor submits the form; it is listed with
+  ``waits_for_visitor`` so the bridge waits for the visitor instead of the tool timeout.
 - **inputSchema** is read as an object or as a JSON string (older Chrome). A string that is not
   JSON, or JSON that is not an object, gives the tool an *invalid* schema: it is listed, and the
   core's validation refuses every call to it with a message that says why (it never crashes the
@@ -71,6 +74,8 @@ from pysite_agent.core.signals import AbortedError, AbortSignal
 from pysite_agent.core.types import RegisteredTool
 
 __all__ = ["ModelContextSource", "read_input_schema"]
+
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 
 def _invalid_schema(reason: str, member: str = "inputSchema") -> dict[str, Any]:
@@ -158,6 +163,8 @@ class ModelContextSource:
             outside a window, where no tool is skipped for its window).
         debugging_tools: list tools annotated ``debugging: true`` too (default ``False``: they
             are hidden from the visitor's agent; Chrome 156's ``debugging`` annotation).
+        document: where to look for ``<form toolname>`` elements (default: the page's
+            ``document``; ``None`` outside a page).
 
     Raises:
         SiteAgentError: ``no-tools`` when no ``model_context`` is given and the page has none
@@ -166,7 +173,12 @@ class ModelContextSource:
     """
 
     def __init__(
-        self, model_context: Any = None, *, window: Any = None, debugging_tools: bool = False
+        self,
+        model_context: Any = None,
+        *,
+        window: Any = None,
+        debugging_tools: bool = False,
+        document: Any = None,
     ) -> None:
         if model_context is None:
             model_context = _document_model_context()
@@ -177,6 +189,7 @@ class ModelContextSource:
         self._js = ffi.is_js(model_context)
         self._window = window if window is not None else ffi.global_object("window")
         self._debugging_tools = debugging_tools
+        self._document = document if document is not None else ffi.global_object("document")
         self._revision = 0
         self._events = 0  # toolchange events since the latest listing
         self._credit = 0  # changes seen in a listing before their events arrived
@@ -281,7 +294,18 @@ class ModelContextSource:
             input_schema=read_input_schema(ffi.field(raw, "inputSchema")),
             annotations=annotations,
             output_schema=read_input_schema(ffi.field(raw, "outputSchema"), "outputSchema"),
+            waits_for_visitor=self._form_waits(name),
         )
+
+    def _form_waits(self, name: str) -> bool:
+        """Whether ``name`` is a ``<form toolname>`` without ``toolautosubmit``."""
+        if self._document is None or not _NAME.fullmatch(name):
+            return False
+        try:
+            form = self._document.querySelector(f'form[toolname="{name}"]')
+            return not ffi.is_none(form) and not form.hasAttribute("toolautosubmit")
+        except Exception:  # noqa: BLE001 - a document that cannot be asked: no form
+            return False
 
     def _update(self, fresh: dict[str, tuple[RegisteredTool, Any]]) -> None:
         """Assign keys, account for ``toolchange`` events and raise the revision (no awaits)."""
@@ -318,6 +342,7 @@ class ModelContextSource:
                     annotations=tool.annotations,
                     key=key,
                     output_schema=tool.output_schema,
+                    waits_for_visitor=tool.waits_for_visitor,
                 ),
                 raw,
             )

@@ -1,0 +1,550 @@
+// The WebMCP shim's implementation: webmcp-shim.js (the part every page loads)
+// installs `document.modelContext` at once and loads this module the first
+// time the page uses it (registerTool, getTools, executeTool, a form tool, a
+// framed page). See webmcp-shim.js for what the shim does and
+// docs/webmcp-native.md for each choice.
+
+// Shared by every copy of this module in same-origin frames of one tab: the
+// registry lives on the topmost same-origin window, each context answers RUN
+// (run a tool it hosts) and NOTIFY (dispatch one of its events).
+const REGISTRY = Symbol.for('pysite-agent.webmcp-registry');
+const RUN = Symbol.for('pysite-agent.webmcp-run');
+const NOTIFY = Symbol.for('pysite-agent.webmcp-notify');
+const WINDOW = Symbol.for('pysite-agent.webmcp-window');
+const FORMS = Symbol.for('pysite-agent.webmcp-forms');
+const NAME_RE = /^[A-Za-z0-9_.-]{1,128}$/;
+// Annotations Chromium knows. Native coerces them to booleans and fills the
+// missing ones with false whenever the page gave any annotations at all.
+const KNOWN_HINTS = ['consequentialHint', 'debugging', 'readOnlyHint', 'untrustedContentHint'];
+// What native executeTool returns when a tool returns the empty string.
+const EMPTY_RESULT = 'Operation succeeded';
+const HERE = import.meta.url;
+
+let schemaModule;
+let schemaChecks = null; // the module once loaded, so later checks run synchronously
+/** webmcp-schema.js (the spec's schema subset and argument checks), loaded once. */
+function schemas() {
+  schemaModule ??= import(new URL('./webmcp-schema.js', HERE).href).then((m) => {
+    schemaChecks = m;
+    return m;
+  });
+  return schemaModule;
+}
+
+let framesModule;
+/** webmcp-frames.js (exposedTo across origins, over postMessage), loaded once. */
+function frames() {
+  framesModule ??= import(new URL('./webmcp-frames.js', HERE).href);
+  return framesModule;
+}
+const FRAME_MARK = 'pysite-agent.webmcp';
+
+/** Resolves in a later task: native dispatches events and runs tools that way. */
+function nextTask() {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+function fail(what, message) {
+  return new TypeError(`Failed to execute '${what}' on 'ModelContext': ${message}`);
+}
+
+/** WebIDL DOMString conversion: null becomes "null", numbers their text. */
+function toDOMString(value) {
+  if (typeof value === 'symbol') throw new TypeError('Cannot convert a Symbol value to a string');
+  return String(value);
+}
+
+function isObjectLike(value) {
+  return (typeof value === 'object' && value !== null) || typeof value === 'function';
+}
+
+function readSignal(options, what) {
+  if (options === undefined || options === null) return undefined;
+  if (!isObjectLike(options)) throw fail(what, 'The options are not an object.');
+  const { signal } = options;
+  if (signal === undefined) return undefined;
+  // Native wants an AbortSignal of its own realm; the shim also takes one from
+  // another realm (such as a frame) by its shape.
+  const ok = (typeof AbortSignal === 'function' && signal instanceof AbortSignal)
+    || (isObjectLike(signal) && typeof signal.aborted === 'boolean'
+      && typeof signal.addEventListener === 'function');
+  if (!ok) throw fail(what, "Failed to read the 'signal' property: Failed to convert value to 'AbortSignal'.");
+  return signal;
+}
+
+/** JSON text of a value (functions and undefined dropped, as native does). */
+function jsonText(value, what) {
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    throw fail(what, error.message);
+  }
+}
+
+function readSchema(schema, member) {
+  if (schema === undefined) return undefined;
+  let value = schema;
+  if (typeof value === 'string') {
+    // Native 156 wants an object; older Chrome took a JSON string. Accept both.
+    try {
+      value = JSON.parse(value);
+    } catch {
+      throw fail('registerTool', `Failed to read the '${member}' property: the string is not valid JSON.`);
+    }
+  }
+  if (typeof value !== 'object' || value === null) {
+    throw fail('registerTool', `Failed to read the '${member}' property: Failed to convert value to 'object'.`);
+  }
+  return jsonText(value, 'registerTool');
+}
+
+function readAnnotations(annotations) {
+  if (annotations === undefined) return undefined;
+  if (annotations !== null && typeof annotations !== 'object') {
+    throw fail('registerTool', "Failed to read the 'annotations' property: The provided value is not of type 'ToolAnnotations'.");
+  }
+  // Keep every annotation the page gave (native drops the ones it does not
+  // know), as JSON; the known hints become booleans, false when absent.
+  const kept = JSON.parse(jsonText(annotations ?? {}, 'registerTool'));
+  for (const hint of KNOWN_HINTS) kept[hint] = Boolean(annotations?.[hint]);
+  const sorted = Object.fromEntries(Object.keys(kept).sort().map((key) => [key, kept[key]]));
+  return JSON.stringify(sorted);
+}
+
+/** `exposedTo`: a sequence of potentially trustworthy origins (spec), as strings. */
+function readExposedTo(options) {
+  const list = isObjectLike(options) ? options.exposedTo : undefined;
+  if (list === undefined) return undefined;
+  if (typeof list === 'string' || !isObjectLike(list) || typeof list[Symbol.iterator] !== 'function') {
+    throw fail('registerTool', "Failed to read the 'exposedTo' property: The provided value cannot be converted to a sequence.");
+  }
+  return [...list].map((item) => {
+    let origin;
+    try {
+      origin = new URL(toDOMString(item)).origin;
+    } catch {
+      origin = 'null';
+    }
+    const host = origin.replace(/^[a-z]+:\/\//, '').replace(/:\d+$/, '');
+    const local = ['localhost', '127.0.0.1', '[::1]'].includes(host) || host.endsWith('.localhost');
+    if (!(origin.startsWith('https://') || origin.startsWith('wss://') || (local && origin.startsWith('http://')))) {
+      throw new DOMException(`exposedTo: '${item}' is not a potentially trustworthy origin`, 'SecurityError');
+    }
+    return origin;
+  });
+}
+
+/** Turns a tool's return value into the string executeTool resolves with. */
+function resultText(value) {
+  if (typeof value === 'string') return value === '' ? EMPTY_RESULT : value;
+  if (isObjectLike(value)) {
+    const text = JSON.stringify(value); // throws on cycles and BigInt, like native
+    return text === undefined ? 'undefined' : text;
+  }
+  return String(value); // undefined -> "undefined", 42 -> "42", like native
+}
+
+function describeError(error) {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  try {
+    return String(error);
+  } catch {
+    return 'unknown error';
+  }
+}
+
+function invocationFailed(error) {
+  if (error instanceof DOMException && error.name === 'UnknownError') return error;
+  const ex = new DOMException(
+    `Tool was executed but the invocation failed: ${describeError(error)}`,
+    'UnknownError',
+  );
+  Object.defineProperty(ex, 'cause', { value: error, configurable: true, writable: true });
+  return ex;
+}
+
+/**
+ * Settles a running call: its result, or the caller's abort. On abort the
+ * caller's promise rejects at once with the signal's reason; in a later task
+ * the tool's own signal aborts (an AbortError) and `cancelled()` runs (WPT
+ * webmcp/imperative/executeTool-abort: rejection, then the tool's abort, then
+ * toolcancel). A result the tool delivers after that is dropped.
+ */
+function settleCall(running, signal, call, cancelled) {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const onAbort = () => {
+      if (done) return;
+      done = true;
+      reject(signal.reason);
+      setTimeout(() => {
+        call.abort(new DOMException('The caller cancelled this tool call.', 'AbortError'));
+        cancelled();
+      }, 0);
+    };
+    const finish = (fn) => (value) => {
+      if (done) return;
+      done = true;
+      signal?.removeEventListener('abort', onAbort);
+      fn(value);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    running.then(finish(resolve), finish((error) => reject(invocationFailed(error))));
+    // Aborted while the call was queued: the tool has started, so it is cancelled now.
+    if (signal?.aborted) onAbort();
+  });
+}
+
+/** Rejects with a DataError when `args` fail the tool's inputSchema (spec). */
+async function checkArguments(entry, args) {
+  if (entry.inputSchema === undefined) return;
+  const problem = (await schemas()).checkArguments(JSON.parse(entry.inputSchema), args);
+  if (problem) throw new DOMException(JSON.stringify(problem), 'DataError');
+}
+
+function eventClass(name) {
+  const existing = globalThis[name];
+  if (typeof existing === 'function') return existing;
+  const cls = class extends Event {
+    #toolName;
+    constructor(type, init = undefined) {
+      super(type, init);
+      this.#toolName = init?.toolName === undefined ? '' : toDOMString(init.toolName);
+    }
+
+    get toolName() {
+      return this.#toolName;
+    }
+  };
+  Object.defineProperty(cls, 'name', { value: name });
+  Object.defineProperty(globalThis, name, { value: cls, configurable: true, writable: true });
+  return cls;
+}
+
+// Both classes exist as soon as the shim does (as native defines them).
+if (typeof Event === 'function') {
+  eventClass('ToolActivatedEvent');
+  eventClass('ToolCancelEvent');
+}
+
+/** The registry this context shares with same-origin frames (or a private one). */
+function sharedRegistry(win) {
+  let host = win;
+  try {
+    while (host.parent && host.parent !== host && host.parent.location.origin === win.location.origin) {
+      host = host.parent;
+    }
+  } catch {
+    // A cross-origin parent: the registry stops at the last same-origin window.
+  }
+  if (!Object.prototype.hasOwnProperty.call(host, REGISTRY)) {
+    Object.defineProperty(host, REGISTRY, { value: { tools: new Map(), contexts: new Set() } });
+  }
+  return host[REGISTRY];
+}
+
+/** The shim behind one `document.modelContext` (the `context`, an EventTarget). */
+class Impl {
+  #registry;
+  #window;
+
+  constructor(context, win) {
+    this.context = context;
+    this.#window = win;
+    this.#registry = win ? sharedRegistry(win) : { tools: new Map(), contexts: new Set() };
+    this.#registry.contexts.add(context);
+    context[RUN] = (entry, args, signal) => this.run(entry, args, signal);
+    context[NOTIFY] = (type, toolName, now) => this.notify(type, toolName, now);
+    context[FORMS] = this.#formHooks();
+    // A frame that goes away takes its tools with it.
+    win?.addEventListener('pagehide', (event) => {
+      if (event.persisted) return; // kept in the back/forward cache: it may come back
+      this.#registry.contexts.delete(context);
+      for (const entry of [...this.#registry.tools.values()]) {
+        if (entry.context === context) this.#remove(entry);
+      }
+    });
+  }
+
+  /** A message from another frame's shim (webmcp-shim.js passes them on). */
+  message(event) {
+    // Tool lists are stored at once (a page may list right after a frame
+    // loads); the rest goes to webmcp-frames.js.
+    if (event.data[FRAME_MARK] === 'tools' && Array.isArray(event.data.tools)) this.#remoteTools(event);
+    else frames().then((m) => m.onMessage(this.#frameHooks(), event));
+  }
+
+  /**
+   * Registers a tool. Resolves (with undefined) once the `toolchange` event
+   * has been dispatched. Abort `options.signal` to unregister.
+   */
+  registerTool(tool, options, argc) {
+    return new Promise((resolve) => {
+      if (argc === 0) throw fail('registerTool', '1 argument required, but only 0 present.');
+      if (!isObjectLike(tool)) {
+        throw fail('registerTool', "The provided value is not of type 'ModelContextTool'.");
+      }
+      // Members are read in the order WebIDL reads them (alphabetical).
+      const annotations = readAnnotations(tool.annotations);
+      if (tool.description === undefined) {
+        throw fail('registerTool', "Failed to read the 'description' property: Required member is undefined.");
+      }
+      const description = toDOMString(tool.description);
+      const { execute } = tool;
+      if (typeof execute !== 'function') {
+        throw fail('registerTool', execute === undefined
+          ? "Failed to read the 'execute' property: Required member is undefined."
+          : "Failed to read the 'execute' property: The given value is not a function.");
+      }
+      const inputSchema = readSchema(tool.inputSchema, 'inputSchema');
+      if (tool.name === undefined) {
+        throw fail('registerTool', "Failed to read the 'name' property: Required member is undefined.");
+      }
+      const name = toDOMString(tool.name);
+      const outputSchema = readSchema(tool.outputSchema, 'outputSchema');
+      const title = tool.title === undefined ? '' : toDOMString(tool.title);
+      const exposedTo = readExposedTo(options);
+      const signal = readSignal(options, 'registerTool');
+
+      if (!NAME_RE.test(name)) throw new DOMException('Invalid tool name', 'InvalidStateError');
+      if (this.#registry.tools.has(name)) throw new DOMException('Duplicate tool name', 'InvalidStateError');
+      if (description === '') throw new DOMException('Description is required', 'InvalidStateError');
+      if (signal?.aborted) throw signal.reason;
+
+      const entry = this.#entry({ name, title, description, inputSchema, outputSchema, annotations, execute, exposedTo });
+      if (exposedTo?.some((origin) => origin !== entry.origin)) {
+        this.#registry.bridged = true;
+        frames(); // loaded now, so a frame's hello is answered at once
+      }
+      // The name is taken at once. A schema outside the spec's subset rejects
+      // with a TypeError and frees the name before anyone saw the tool.
+      this.#registry.tools.set(name, entry);
+      const refuse = (error) => {
+        this.#registry.tools.delete(name);
+        throw fail('registerTool', `Failed to read the 'inputSchema' property: ${error.message}`);
+      };
+      const finish = () => {
+        if (signal?.aborted) {
+          this.#registry.tools.delete(name);
+          throw signal.reason;
+        }
+        entry.listed = true;
+        signal?.addEventListener('abort', () => this.#remove(entry), { once: true });
+        return this.#changed().then(() => undefined);
+      };
+      if (inputSchema === undefined) {
+        resolve(finish());
+      } else if (schemaChecks) {
+        try {
+          schemaChecks.checkSubset(JSON.parse(inputSchema));
+        } catch (error) {
+          refuse(error);
+        }
+        resolve(finish());
+      } else {
+        resolve(schemas().then((m) => m.checkSubset(JSON.parse(inputSchema))).then(finish, refuse));
+      }
+    });
+  }
+
+  #entry(fields) {
+    return {
+      ...fields,
+      context: this.context,
+      origin: globalThis.location?.origin ?? '',
+      window: this.#window,
+      listed: false,
+    };
+  }
+
+  /** Stores the tools another origin's frame exposed to this one (webmcp-frames.js sends them). */
+  #remoteTools(event) {
+    const remote = (this.#registry.remote ??= new Map());
+    const before = JSON.stringify(remote.get(event.source)?.tools ?? []);
+    const tools = event.data.tools.map((t) => ({ ...t, origin: event.origin }));
+    remote.set(event.source, { source: event.source, origin: event.origin, tools });
+    if (JSON.stringify(tools) !== before) this.#changed();
+  }
+
+  #frameHooks() {
+    return {
+      registry: this.#registry,
+      windows: () => [...this.#registry.contexts].map((c) => c[WINDOW]).filter(Boolean),
+      changed: () => this.#changed(),
+      run: async (entry, args, signal) => {
+        await checkArguments(entry, args);
+        return entry.context[RUN](entry, args, signal);
+      },
+    };
+  }
+
+  /** Dispatches `toolchange` on every context sharing the registry, in a later task. */
+  #changed() {
+    if (this.#registry.bridged) frames().then((m) => m.announce(this.#frameHooks()));
+    const contexts = [...this.#registry.contexts];
+    return Promise.all(contexts.map((c) => c[NOTIFY]('toolchange')));
+  }
+
+  #remove(entry) {
+    if (this.#registry.tools.get(entry.name) !== entry) return;
+    this.#registry.tools.delete(entry.name);
+    if (entry.listed) this.#changed();
+  }
+
+  /**
+   * Lists the registered tools, sorted by name (code-unit order). Each call
+   * returns fresh objects: changing them does not change the registry.
+   * `options.fromOrigins` keeps only tools of those origins (spec).
+   */
+  getTools(options) {
+    return new Promise((resolve) => {
+      if (options !== undefined && options !== null && !isObjectLike(options)) {
+        throw fail('getTools', "The provided value is not of type 'ModelContextGetToolOptions'.");
+      }
+      const from = options?.fromOrigins;
+      const origins = from === undefined ? null : [...from].map(toDOMString);
+      const remote = [...(this.#registry.remote?.values() ?? [])]
+        .filter((r) => !r.source.closed)
+        .flatMap((r) => r.tools.map((t) => ({ ...t, window: r.source, listed: true })));
+      const entries = [...this.#registry.tools.values(), ...remote]
+        .filter((e) => e.listed && (!origins || origins.includes(e.origin)))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      resolve(entries.map((e) => {
+        const out = {};
+        // Same key order as native (alphabetical); absent keys stay absent.
+        if (e.annotations !== undefined) out.annotations = JSON.parse(e.annotations);
+        out.description = e.description;
+        if (e.inputSchema !== undefined) out.inputSchema = JSON.parse(e.inputSchema);
+        out.name = e.name;
+        out.origin = e.origin;
+        if (e.outputSchema !== undefined) out.outputSchema = JSON.parse(e.outputSchema);
+        out.source = e.window; // Chrome 160's name for `window`
+        out.title = e.title;
+        out.window = e.window;
+        return out;
+      }));
+    });
+  }
+
+  /**
+   * Runs a registered tool and resolves with its result as a string.
+   *
+   * `tool` is a tool object from getTools() (the shim also takes a plain
+   * name); the tool is looked up by name when the call runs. `input` is an
+   * object (the shim also takes a JSON string of one), checked against the
+   * tool's inputSchema (a failure rejects with a `DataError` whose message is
+   * JSON `{path, reason, schemaPath, message}`) and passed to the tool as a
+   * JSON copy. Aborting `options.signal` rejects with the signal's reason,
+   * then aborts the signal the tool received and fires `toolcancel`.
+   */
+  executeTool(tool, input, options, argc) {
+    return (async () => {
+      if (argc === 0) throw fail('executeTool', '1 argument required, but only 0 present.');
+      let name;
+      if (typeof tool === 'string') {
+        name = tool;
+      } else if (isObjectLike(tool)) {
+        for (const member of ['description', 'name', 'origin']) {
+          if (tool[member] === undefined) {
+            throw fail('executeTool', `Failed to read the '${member}' property from 'RegisteredTool': Required member is undefined.`);
+          }
+        }
+        name = toDOMString(tool.name);
+      } else {
+        throw fail('executeTool', "The provided value is not of type 'RegisteredTool'.");
+      }
+
+      let args = input === undefined ? {} : input;
+      if (typeof args === 'string') {
+        try {
+          args = JSON.parse(args);
+        } catch {
+          throw fail('executeTool', 'invalid input object: the string is not valid JSON');
+        }
+      }
+      if (!isObjectLike(args)) throw fail('executeTool', 'invalid input object: value is not an object');
+      const text = jsonText(args, 'executeTool');
+      if (text === undefined) throw fail('executeTool', 'invalid input object: it has no JSON form');
+      args = JSON.parse(text);
+      const signal = readSignal(options, 'executeTool');
+
+      // webmcp-shim.js rejected a signal aborted before the call. The call
+      // runs in a later task; an abort from now on reaches the tool after it
+      // started (as native: the abort is queued behind the call).
+      await nextTask();
+      const entry = this.#registry.tools.get(name);
+      const origin = typeof tool === 'string' ? undefined : toDOMString(tool.origin);
+      if (origin !== undefined && entry?.origin !== origin) {
+        // A tool another origin's frame exposed to this one.
+        const remote = [...(this.#registry.remote?.values() ?? [])]
+          .find((r) => r.origin === origin && !r.source.closed && r.tools.some((t) => t.name === name));
+        if (remote) return (await frames()).callRemote(remote, name, args, signal);
+      }
+      if (!entry?.listed) throw new DOMException(`No tool named "${name}" is registered`, 'UnknownError');
+      await checkArguments(entry, args);
+      return entry.context[RUN](entry, args, signal);
+    })();
+  }
+
+  /** Runs `entry` (a tool this context registered) in this context's realm. */
+  run(entry, args, signal) {
+    const fire = (type) => this.notify(type, entry.name, true);
+    if (entry.run) return entry.run(args, signal, fire); // a form tool
+    const call = new AbortController();
+    let running;
+    try {
+      running = Promise.resolve(entry.execute.call(undefined, args, { signal: call.signal }));
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    fire('toolactivated');
+    return settleCall(running.then(resultText), signal, call, () => fire('toolcancel'));
+  }
+
+  /**
+   * Dispatches `type` here (and on this context's window for the tool events),
+   * at once when `now`, else in a later task; resolves when done.
+   */
+  notify(type, toolName = undefined, now = false) {
+    const dispatch = () => {
+      if (toolName === undefined) {
+        this.context.dispatchEvent(new Event(type));
+        return;
+      }
+      const Cls = eventClass(type === 'toolcancel' ? 'ToolCancelEvent' : 'ToolActivatedEvent');
+      this.context.dispatchEvent(new Cls(type, { toolName }));
+      this.#window?.dispatchEvent(new Cls(type, { toolName }));
+    };
+    if (now) return dispatch();
+    return nextTask().then(dispatch);
+  }
+
+  /** Internal hooks for webmcp-forms.js (same realm only). */
+  #formHooks() {
+    return {
+      add: (fields) => {
+        if (!NAME_RE.test(fields.name) || this.#registry.tools.has(fields.name)) return null;
+        const entry = this.#entry(fields);
+        entry.listed = true;
+        this.#registry.tools.set(entry.name, entry);
+        this.#changed();
+        return entry;
+      },
+      remove: (entry) => this.#remove(entry),
+      settle: settleCall,
+    };
+  }
+}
+
+/**
+ * Connects the shim `context` (of window `win`, or null for a standalone one)
+ * to its registry; returns what its methods call.
+ */
+export function attach(context, win) {
+  return new Impl(context, win);
+}
+
+/** Loads webmcp-forms.js and turns the document's `<form toolname>` into tools. */
+export function startForms(context) {
+  return import(new URL('./webmcp-forms.js', HERE).href).then((m) => m.startFormTools(context));
+}
