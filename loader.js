@@ -13,11 +13,15 @@ import {
   createModelContext,
   hasNativeModelContext,
   isShim,
+  recordRegistrations,
 } from './web/webmcp-shim.js';
 import { defineSiteAgent, DEFAULT_STRINGS } from './web/element.js';
 import { configureRuntime, loadRuntime } from './web/runtime.js';
 
-if (typeof document !== 'undefined' && !document.modelContext) installShim();
+if (typeof document !== 'undefined') {
+  if (!document.modelContext) installShim();
+  recordRegistrations(document.modelContext); // for the page doctor (web/doctor.js)
+}
 defineSiteAgent(import.meta.url);
 
 export {

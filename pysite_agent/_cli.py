@@ -12,12 +12,19 @@ def add_commands(sub: Any) -> None:
     _add_bundle(sub)
     _add_demo(sub)
     _add_eval(sub)
+    _add_doctor(sub)
 
 
 def _add_trace(sub: Any) -> None:
     from pysite_agent._trace_cli import add_trace_command
 
     add_trace_command(sub)
+
+
+def _add_doctor(sub: Any) -> None:
+    from pysite_agent._doctor_cli import add_doctor_command
+
+    add_doctor_command(sub)
 
 
 def _add_eval(sub: Any) -> None:

@@ -268,6 +268,8 @@ export class SiteAgentElement extends HTMLElement {
           const text = typeof cases === 'string' ? cases : JSON.stringify(cases);
           return unwrap(await self.#call('evaluate', text));
         },
+        /** The page doctor (web/doctor.js): the page's tools and the mistakes in them. */
+        doctor: () => import('./doctor.js').then((m) => m.doctor()),
         get running() {
           return self.#running;
         },

@@ -144,6 +144,50 @@ export function hasNativeModelContext() {
   return mc !== null && typeof mc === 'object' && !isShim(mc);
 }
 
+const REGISTRATIONS = Symbol.for('pysite-agent.webmcp-registrations');
+
+function copy(value) {
+  try {
+    return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+  } catch {
+    return '(not JSON)';
+  }
+}
+
+/**
+ * Records the raw arguments of every later `registerTool` call on `mc` (native
+ * or shim), before the browser converts them: the page doctor (web/doctor.js)
+ * reads them to find hints given as strings or under unknown names. The list
+ * is `globalThis[Symbol.for('pysite-agent.webmcp-registrations')]`, entries
+ * `{name, title, description, inputSchema, annotations, topLevel, ok?, error?}`.
+ */
+export function recordRegistrations(mc) {
+  if (!mc || globalThis[REGISTRATIONS]) return;
+  const records = [];
+  const register = mc.registerTool;
+  Object.defineProperty(globalThis, REGISTRATIONS, { value: records, configurable: true });
+  Object.defineProperty(mc, 'registerTool', {
+    configurable: true,
+    writable: true,
+    value: function registerTool(tool, options) {
+      const record = {};
+      for (const key of ['name', 'title', 'description', 'inputSchema', 'annotations']) {
+        record[key] = copy(tool?.[key]);
+      }
+      // Hints given next to the descriptor's members instead of inside `annotations`.
+      record.topLevel = Object.keys(tool ?? {}).filter((k) => /Hint$|^debugging$/.test(k));
+      records.push(record);
+      return register.apply(this, arguments).then((value) => {
+        record.ok = true;
+        return value;
+      }, (error) => {
+        record.error = `${error?.name ?? 'Error'}: ${error?.message ?? error}`;
+        throw error;
+      });
+    },
+  });
+}
+
 /** Starts the form tools once the document has a `<form toolname>`. */
 function watchForms(context) {
   const found = () => document.querySelector('form[toolname]') !== null;

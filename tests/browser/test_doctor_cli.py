@@ -1,0 +1,42 @@
+"""``python -m pysite_agent doctor URL``: headless Chromium through Playwright, both WebMCPs.
+
+This module starts Playwright itself (the command does), so it uses no ``page`` fixture.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pysite_agent.__main__ import main
+from pysite_agent._doctor_cli import examine
+
+MISTAKES = "tests/browser/pages/doctor-mistakes.html"
+SHOP = "examples/demo-shop.html"
+
+
+@pytest.mark.parametrize("native", [False, True], ids=["shim", "native"])
+def test_the_command_reports_the_mistakes(http_server: Any, native: bool) -> None:
+    report = examine(http_server.url(MISTAKES), native=native, wait_ms=500)
+    assert report["webmcp"] == ("native" if native else "shim")
+    found = {(f["code"], f["tool"]) for f in report["findings"]}
+    assert ("hint-not-boolean", "string_hint") in found
+    assert ("schema-subset", "email_format") in found
+    assert ("duplicate-name", "dup_tool") in found
+
+
+def test_exit_status_and_text(http_server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["doctor", http_server.url(MISTAKES), "--wait-ms", "300"]) == 1
+    out = capsys.readouterr().out
+    assert 'ERROR hint-not-boolean [string_hint]: readOnlyHint is "false"' in out
+    assert "fix: Write readOnlyHint: false" in out
+    assert main(["doctor", http_server.url(SHOP), "--wait-ms", "300"]) == 0
+    out = capsys.readouterr().out
+    assert "Tools (5):" in out and "add_to_cart" in out
+    assert "ERROR" not in out
+
+
+def test_a_page_that_cannot_load_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["doctor", "http://127.0.0.1:9/nothing-here"]) == 2
+    assert "doctor: could not load http://127.0.0.1:9/nothing-here" in capsys.readouterr().err

@@ -1,0 +1,288 @@
+// The page doctor: lists a page's WebMCP tools and the mistakes in them that
+// weaken the agent's safety or keep a model from using a tool. Each finding
+// says what is wrong, why it matters and how to fix it.
+//
+//   const report = await document.querySelector('site-agent').agent.doctor();
+//   // or: python -m pysite_agent doctor https://example.com/page
+//
+// It reads the tools from document.modelContext (attribute by attribute), the
+// page's `<form toolname>` elements, and the raw arguments of the
+// registerTool calls that loader.js recorded (web/webmcp-shim.js,
+// recordRegistrations): browsers convert the hints before anyone can see
+// them, so only the raw arguments show a hint given as a string or under an
+// unknown name. Loaded only when asked (not part of the page's first bytes).
+
+const REGISTRATIONS = Symbol.for('pysite-agent.webmcp-registrations');
+/** The annotations WebMCP defines (Chrome 156 keeps these and drops the rest). */
+export const KNOWN_HINTS = ['readOnlyHint', 'untrustedContentHint', 'consequentialHint', 'debugging'];
+/** What MCP and others call hints that mean something else, or nothing, here. */
+const SUGGEST = {
+  destructiveHint: 'consequentialHint (WebMCP has no destructiveHint; the agent asks before any tool that is not read-only)',
+  idempotentHint: 'nothing (WebMCP has no idempotentHint)',
+  openWorldHint: 'untrustedContentHint, if the tool returns text from outside the site',
+  readOnly: 'readOnlyHint',
+  untrustedContent: 'untrustedContentHint',
+  consequential: 'consequentialHint',
+};
+/** Keywords outside the WebMCP spec's schema subset (spec PR #289): the shim and the spec refuse them. */
+const EXCLUDED = ['$ref', '$defs', 'definitions', '$dynamicRef', '$anchor', 'format', 'unevaluatedProperties',
+  'unevaluatedItems', 'dependentRequired', 'dependentSchemas', 'dependencies', 'contentEncoding',
+  'contentMediaType', 'contentSchema', 'if', 'then', 'else', 'patternProperties', 'propertyNames'];
+/** Keywords Gemini's function declarations (an OpenAPI 3.0 subset) do not take. */
+const NOT_FOR_GEMINI = ['anyOf', 'oneOf', 'allOf', 'not', 'const', 'additionalProperties', 'prefixItems', '$ref', '$defs'];
+const JSON_TYPES = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'];
+const SEVERITY = { error: 0, warning: 1, info: 2 };
+
+function finding(severity, code, tool, message, fix) {
+  return { severity, code, tool, message, fix };
+}
+
+function closest(name) {
+  if (SUGGEST[name]) return SUGGEST[name];
+  const lower = name.toLowerCase();
+  const hit = KNOWN_HINTS.find((k) => k.toLowerCase() === lower || k.toLowerCase() === `${lower}hint`);
+  return hit ?? null;
+}
+
+/** Each subschema of `schema` with its JSON pointer. */
+function* walk(schema, where = '') {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return;
+  yield [schema, where || '/'];
+  if (schema.properties && typeof schema.properties === 'object') {
+    for (const [k, v] of Object.entries(schema.properties)) yield* walk(v, `${where}/properties/${k}`);
+  }
+  for (const k of ['items', 'not', 'additionalProperties', 'contains']) {
+    if (schema[k] && typeof schema[k] === 'object') yield* walk(schema[k], `${where}/${k}`);
+  }
+  for (const k of ['anyOf', 'oneOf', 'allOf', 'prefixItems']) {
+    if (Array.isArray(schema[k])) for (let i = 0; i < schema[k].length; i++) yield* walk(schema[k][i], `${where}/${k}/${i}`);
+  }
+}
+
+function schemaFindings(name, schema) {
+  const out = [];
+  if (schema === undefined || schema === null) return out;
+  if (typeof schema !== 'object' || Array.isArray(schema)) {
+    out.push(finding('error', 'schema-invalid', name, 'The inputSchema is not a JSON object, so no model can be told the arguments.',
+      'Give inputSchema as an object: {type: "object", properties: {...}}.'));
+    return out;
+  }
+  if (schema.type !== undefined && schema.type !== 'object') {
+    out.push(finding('error', 'schema-root', name,
+      `The inputSchema's root type is ${JSON.stringify(schema.type)}: tool arguments are always an object, OpenAI, Anthropic and Gemini refuse anything else, and Chrome's on-device model then gets no argument shape at all.`,
+      'Make the root {type: "object", properties: {...}} and put the value in a property.'));
+  }
+  const gemini = new Set();
+  for (const [sub, where] of walk(schema)) {
+    for (const keyword of EXCLUDED) {
+      if (keyword in sub) {
+        out.push(finding('error', 'schema-subset', name,
+          `'${keyword}' at ${where} is outside WebMCP's schema subset: the shim (every browser without WebMCP) refuses to register the tool, and browsers following the spec will too.`,
+          keyword === 'format'
+            ? "Remove 'format'; say the format in the property's description, or use a 'pattern'."
+            : keyword.startsWith('$') || keyword === 'definitions'
+              ? 'Write the referenced schema out in place (no $ref/$defs).'
+              : `Remove '${keyword}' and describe the rule in the description; the page's own code checks it anyway.`));
+      }
+    }
+    if ('additionalProperties' in sub && sub.additionalProperties !== false) {
+      out.push(finding('error', 'schema-subset', name,
+        `'additionalProperties' at ${where} is not false: WebMCP's schema subset allows only false, so the shim refuses the tool.`,
+        "Use additionalProperties: false, or leave it out."));
+    }
+    if (typeof sub.pattern === 'string') {
+      try {
+        new RegExp(sub.pattern, 'u');
+      } catch {
+        out.push(finding('error', 'schema-subset', name, `The pattern at ${where} is not a valid regular expression: the shim refuses the tool.`,
+          'Fix the pattern (it is a JavaScript regular expression with the u flag).'));
+      }
+    }
+    const types = Array.isArray(sub.type) ? sub.type : sub.type === undefined ? [] : [sub.type];
+    for (const t of types) {
+      if (!JSON_TYPES.includes(t)) {
+        out.push(finding('error', 'schema-invalid', name, `The type ${JSON.stringify(t)} at ${where} is not a JSON Schema type: the schema is invalid, so the agent refuses every call to the tool.`,
+          `Use one of ${JSON_TYPES.join(', ')}.`));
+      }
+    }
+    for (const keyword of NOT_FOR_GEMINI) if (keyword in sub && !(keyword === 'additionalProperties' && sub[keyword] === false)) gemini.add(keyword);
+  }
+  if (gemini.size) {
+    out.push(finding('warning', 'schema-gemini', name,
+      `Gemini's function declarations do not take ${[...gemini].map((k) => `'${k}'`).join(', ')}: the proxy drops or simplifies them for Gemini, so that model sees a looser schema (the agent still checks the arguments).`,
+      'Prefer plain properties with enum and descriptions where you can.'));
+  }
+  return out;
+}
+
+function nameFindings(name) {
+  const out = [];
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
+    out.push(finding('warning', 'name-renamed', name,
+      `OpenAI and Anthropic take tool names of 1-64 letters, digits, '_' and '-': the proxy renames '${name}' for them, and the model sees the new name.`,
+      "Use only letters, digits, '_' and '-', at most 64 characters (for example 'cart_add' for 'cart.add')."));
+  } else if (!/^[A-Za-z]/.test(name) || name.length > 63) {
+    out.push(finding('info', 'name-renamed', name, `Gemini wants a name that starts with a letter and has at most 63 characters: the proxy renames '${name}' for it.`,
+      'Start the name with a letter.'));
+  }
+  return out;
+}
+
+function hintFindings(name, record) {
+  const out = [];
+  const annotations = record.annotations;
+  for (const key of record.topLevel ?? []) {
+    out.push(finding('error', 'hint-misplaced', name,
+      `'${key}' is given next to name and description instead of inside 'annotations': browsers ignore it there, so the tool has no such hint.`,
+      `Move it: annotations: {${key}: ...}.`));
+  }
+  if (annotations === undefined || annotations === null) return out;
+  if (typeof annotations !== 'object' || Array.isArray(annotations)) {
+    out.push(finding('error', 'hint-not-boolean', name, "'annotations' is not an object: browsers refuse the registration.", 'Give annotations as an object of booleans.'));
+    return out;
+  }
+  for (const [key, value] of Object.entries(annotations)) {
+    if (KNOWN_HINTS.includes(key)) {
+      if (typeof value !== 'boolean') {
+        const becomes = Boolean(value);
+        const danger = key === 'readOnlyHint' && becomes && value !== true
+          ? ' The tool then counts as read-only, so the agent runs it without asking the visitor.'
+          : key === 'consequentialHint' && !becomes
+            ? ' The agent then treats it as not consequential.'
+            : '';
+        out.push(finding('error', 'hint-not-boolean', name,
+          `${key} is ${JSON.stringify(value)} (${typeof value}), not a boolean: browsers convert it, and ${JSON.stringify(value)} becomes ${becomes}.${danger}`,
+          `Write ${key}: ${typeof value === 'string' && /^(true|false)$/.test(value) ? value : 'true or false'} (a boolean, without quotes).`));
+      }
+    } else {
+      const better = closest(key);
+      out.push(finding('warning', 'hint-unknown', name,
+        `'${key}' is not a WebMCP annotation: Chromium drops it, and the agent cannot act on it.`,
+        better ? `Use ${better}.` : `Use ${KNOWN_HINTS.join(', ')}, or remove it.`));
+    }
+  }
+  return out;
+}
+
+/**
+ * Findings for a page report `{tools, forms, registrations}` (registrations:
+ * the recorded raw registerTool arguments, or null when nothing was recorded).
+ * Returns `[{severity: 'error'|'warning'|'info', code, tool, message, fix}]`,
+ * errors first.
+ */
+export function diagnose(report) {
+  const { tools = [], forms = [], registrations = null } = report;
+  const out = [];
+  const formNames = new Set(forms.map((f) => f.toolname));
+  if (!tools.length && !forms.length) {
+    out.push(finding('warning', 'no-tools', null, 'The page has no WebMCP tools: the agent can only answer from its instructions.',
+      'Register tools with document.modelContext.registerTool(...) or add <form toolname tooldescription>.'));
+  }
+  if (registrations === null) {
+    out.push(finding('info', 'registrations-unseen', null,
+      "loader.js recorded no registerTool calls (it is not on this page), so hints given as strings or under unknown names could not be checked: browsers convert them before anyone can read them.",
+      'Load loader.js before the scripts that register tools.'));
+  }
+  const recorded = new Map();
+  for (const record of registrations ?? []) {
+    const name = typeof record.name === 'string' ? record.name : String(record.name);
+    if (record.error) {
+      const duplicate = /duplicate/i.test(record.error);
+      out.push(finding('error', duplicate ? 'duplicate-name' : /name/i.test(record.error) ? 'invalid-name' : 'registration-failed', name,
+        `registerTool('${name}') failed: ${record.error}. The tool is not available to any agent.`,
+        duplicate
+          ? 'Give each tool its own name, or unregister the old one first (abort its signal).'
+          : /name/i.test(record.error)
+            ? "Use 1-128 letters, digits, '_', '-' or '.' for the name."
+            : 'Fix what the error names; the findings below may say more.'));
+    }
+    out.push(...hintFindings(name, record));
+    if (record.error) out.push(...schemaFindings(name, record.inputSchema));
+    if (!recorded.has(name) || record.ok) recorded.set(name, record);
+  }
+  for (const form of forms) {
+    if (!form.description) {
+      out.push(finding('error', 'no-description', form.toolname,
+        `The form '${form.toolname}' has no tooldescription: it is not registered as a tool, and a model could not tell what it does.`,
+        'Add tooldescription="what submitting this form does".'));
+    }
+  }
+  const seen = new Map();
+  for (const tool of tools) {
+    seen.set(tool.name, (seen.get(tool.name) ?? 0) + 1);
+    if (registrations !== null && !recorded.has(tool.name) && !formNames.has(tool.name)) {
+      out.push(finding('info', 'registration-unseen', tool.name,
+        'This tool was registered before loader.js loaded, so its raw arguments (hints as strings, unknown hint names) could not be checked.',
+        'Load loader.js before the script that registers this tool.'));
+    }
+    if (!tool.description || !tool.description.trim()) {
+      out.push(finding('error', 'no-description', tool.name, 'The tool has no description: a model cannot tell when to use it, and the confirmation card cannot say what it does.',
+        'Describe what it does and what it returns in one or two sentences.'));
+    } else if (tool.description.trim().length < 15) {
+      out.push(finding('warning', 'short-description', tool.name, `The description "${tool.description}" is too short for a model to choose this tool reliably.`,
+        'Say what the tool does, what it needs and what it returns.'));
+    }
+    if (!formNames.has(tool.name) && (tool.annotations === null || tool.annotations === undefined)) {
+      out.push(finding('warning', 'no-annotations', tool.name,
+        'The tool has no annotations, so the agent asks the visitor before every call (safety rule 2), even if it only reads.',
+        'Add annotations: {readOnlyHint: true} if it only reads; {consequentialHint: true} if it spends money or cannot be undone.'));
+    }
+    out.push(...nameFindings(tool.name));
+    out.push(...schemaFindings(tool.name, tool.inputSchema));
+  }
+  for (const [name, count] of seen) {
+    if (count > 1) {
+      out.push(finding('error', 'duplicate-name', name, `${count} tools are listed as '${name}' (for example a form and a script, or two frames): a model cannot tell them apart.`,
+        'Give each tool its own name.'));
+    }
+  }
+  const unique = new Map(out.map((f) => [JSON.stringify([f.code, f.tool, f.message]), f]));
+  return [...unique.values()].sort((a, b) => SEVERITY[a.severity] - SEVERITY[b.severity]);
+}
+
+function plain(value) {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') {
+    try {
+      return JSON.parse(value);
+    } catch {
+      return value;
+    }
+  }
+  try {
+    return JSON.parse(JSON.stringify(value));
+  } catch {
+    return null;
+  }
+}
+
+/** What the doctor looks at on this page. */
+export async function gather(modelContext = document.modelContext) {
+  const tools = [];
+  for (const tool of (await modelContext?.getTools()) ?? []) {
+    // Attribute by attribute: a Chrome 160 Tool cannot be serialized whole.
+    tools.push({
+      name: String(tool.name), title: tool.title ?? '', description: tool.description ?? '',
+      inputSchema: plain(tool.inputSchema), outputSchema: plain(tool.outputSchema),
+      annotations: plain(tool.annotations), origin: tool.origin ?? null,
+    });
+  }
+  const forms = [...document.querySelectorAll('form[toolname]')].map((form) => ({
+    toolname: form.getAttribute('toolname'),
+    description: (form.getAttribute('tooldescription') ?? '').trim(),
+    autosubmit: form.hasAttribute('toolautosubmit'),
+  }));
+  const recorded = globalThis[REGISTRATIONS];
+  return {
+    url: location.href,
+    webmcp: modelContext ? (Object.prototype.hasOwnProperty.call(document, 'modelContext') ? 'shim' : 'native') : 'none',
+    tools, forms,
+    registrations: recorded ? JSON.parse(JSON.stringify(recorded)) : null,
+  };
+}
+
+/** The page's tools and the findings: `{url, webmcp, tools, forms, registrations, findings}`. */
+export async function doctor(modelContext = undefined) {
+  const report = await gather(modelContext ?? document.modelContext);
+  return { ...report, findings: diagnose(report) };
+}
