@@ -7,6 +7,8 @@
 // Shared by every copy of this module in same-origin frames of one tab: the
 // registry lives on the topmost same-origin window, each context answers RUN
 // (run a tool it hosts) and NOTIFY (dispatch one of its events).
+import { checkArguments, checkSubset } from './webmcp-schema.js';
+
 const REGISTRY = Symbol.for('pysite-agent.webmcp-registry');
 const RUN = Symbol.for('pysite-agent.webmcp-run');
 const NOTIFY = Symbol.for('pysite-agent.webmcp-notify');
@@ -19,17 +21,6 @@ const KNOWN_HINTS = ['consequentialHint', 'debugging', 'readOnlyHint', 'untruste
 // What native executeTool returns when a tool returns the empty string.
 const EMPTY_RESULT = 'Operation succeeded';
 const HERE = import.meta.url;
-
-let schemaModule;
-let schemaChecks = null; // the module once loaded, so later checks run synchronously
-/** webmcp-schema.js (the spec's schema subset and argument checks), loaded once. */
-function schemas() {
-  schemaModule ??= import(new URL('./webmcp-schema.js', HERE).href).then((m) => {
-    schemaChecks = m;
-    return m;
-  });
-  return schemaModule;
-}
 
 let framesModule;
 /** webmcp-frames.js (exposedTo across origins, over postMessage), loaded once. */
@@ -195,10 +186,10 @@ function settleCall(running, signal, call, cancelled) {
   });
 }
 
-/** Rejects with a DataError when `args` fail the tool's inputSchema (spec). */
-async function checkArguments(entry, args) {
+/** Throws a DataError when `args` fail the tool's inputSchema (spec). */
+function checkInput(entry, args) {
   if (entry.inputSchema === undefined) return;
-  const problem = (await schemas()).checkArguments(JSON.parse(entry.inputSchema), args);
+  const problem = checkArguments(JSON.parse(entry.inputSchema), args);
   if (problem) throw new DOMException(JSON.stringify(problem), 'DataError');
 }
 
@@ -316,34 +307,21 @@ class Impl {
         this.#registry.bridged = true;
         frames(); // loaded now, so a frame's hello is answered at once
       }
-      // The name is taken at once. A schema outside the spec's subset rejects
-      // with a TypeError and frees the name before anyone saw the tool.
-      this.#registry.tools.set(name, entry);
-      const refuse = (error) => {
-        this.#registry.tools.delete(name);
-        throw fail('registerTool', `Failed to read the 'inputSchema' property: ${error.message}`);
-      };
-      const finish = () => {
-        if (signal?.aborted) {
-          this.#registry.tools.delete(name);
-          throw signal.reason;
+      if (inputSchema !== undefined) {
+        // A schema outside the spec's subset rejects with a TypeError; nobody saw the tool.
+        try {
+          checkSubset(JSON.parse(inputSchema));
+        } catch (error) {
+          throw fail('registerTool', `Failed to read the 'inputSchema' property: ${error.message}`);
         }
+      }
+      this.#registry.tools.set(name, entry);
+      const finish = () => {
         entry.listed = true;
         signal?.addEventListener('abort', () => this.#remove(entry), { once: true });
         return this.#changed().then(() => undefined);
       };
-      if (inputSchema === undefined) {
-        resolve(finish());
-      } else if (schemaChecks) {
-        try {
-          schemaChecks.checkSubset(JSON.parse(inputSchema));
-        } catch (error) {
-          refuse(error);
-        }
-        resolve(finish());
-      } else {
-        resolve(schemas().then((m) => m.checkSubset(JSON.parse(inputSchema))).then(finish, refuse));
-      }
+      resolve(finish());
     });
   }
 
@@ -372,7 +350,7 @@ class Impl {
       windows: () => [...this.#registry.contexts].map((c) => c[WINDOW]).filter(Boolean),
       changed: () => this.#changed(),
       run: async (entry, args, signal) => {
-        await checkArguments(entry, args);
+        checkInput(entry, args);
         return entry.context[RUN](entry, args, signal);
       },
     };
@@ -481,7 +459,7 @@ class Impl {
         if (remote) return (await frames()).callRemote(remote, name, args, signal);
       }
       if (!entry?.listed) throw new DOMException(`No tool named "${name}" is registered`, 'UnknownError');
-      await checkArguments(entry, args);
+      checkInput(entry, args);
       return entry.context[RUN](entry, args, signal);
     })();
   }

@@ -9,7 +9,7 @@
 // and `<form toolname>` elements are tools.
 //
 // This file is what every page loads: `document.modelContext` exists at once,
-// and the implementation (webmcp-core.js, with webmcp-schema.js,
+// and the implementation (webmcp-core.js with webmcp-schema.js, and
 // webmcp-forms.js and webmcp-frames.js as needed) loads the first time the
 // page uses it. Calls made before that are queued in order.
 //

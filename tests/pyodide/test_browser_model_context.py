@@ -12,6 +12,8 @@ tracing, ``pyodide._module.pyproxy_alloc_map``).
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +31,35 @@ _config.add_node_extra_globals(
 )
 
 
+def _module(name: str, exports: list[str]) -> str:
+    """``web/NAME`` as an expression whose value holds ``exports`` (no import())."""
+    text = (ROOT / "web" / name).read_text(encoding="utf-8")
+    body = re.sub(r"^export (async function|function|const) ", r"\1 ", text, flags=re.M)
+    assert not re.search(r"^export ", body, flags=re.M), f"{name}: an export form not handled"
+    body = body.replace("import.meta.url", json.dumps(f"http://127.0.0.1/web/{name}"))
+    return "(() => {\n" + body + f"\nreturn {{{', '.join(exports)}}};\n}})()"
+
+
+def _inline(source: str, module: str, value: str) -> str:
+    """Replace the dynamic import of ``web/MODULE`` in ``source`` with ``value``."""
+    call = f"import(new URL('./{module}', HERE).href)"
+    assert call in source, f"the shim no longer loads {module} as this test expects"
+    return source.replace(call, f"Promise.resolve({value})")
+
+
 def shim_source() -> str:
-    """``web/webmcp-shim.js`` as an expression whose value holds its exports (no import())."""
-    text = (ROOT / "web" / "webmcp-shim.js").read_text(encoding="utf-8")
-    body = text.replace("export function ", "function ")
-    assert "export " not in body, "the shim gained an export form this loader does not handle"
-    return (
-        "(() => {\n" + body + "\nreturn {createModelContext, isShim, installShim, "
-        "hasNativeModelContext};\n})()"
+    """``web/webmcp-shim.js`` with the implementation it loads on first use (webmcp-core.js and
+    the webmcp-schema.js it imports) inlined, as an expression whose value holds the shim's
+    exports."""
+    schema = _module("webmcp-schema.js", ["checkSubset", "checkArguments"])
+    core = _module("webmcp-core.js", ["attach", "startForms"])
+    static = "import { checkArguments, checkSubset } from './webmcp-schema.js';"
+    assert static in core, "webmcp-core.js no longer imports webmcp-schema.js as this test expects"
+    core = core.replace(static, f"const {{ checkArguments, checkSubset }} = {schema};")
+    shim = _module(
+        "webmcp-shim.js", ["createModelContext", "isShim", "installShim", "hasNativeModelContext"]
     )
+    return _inline(shim, "webmcp-core.js", core)
 
 
 # A plain JS stand-in with Chromium's shape; `oldStringArgs` makes it refuse an object (as WebMCP
@@ -210,6 +232,8 @@ async def test_shim_execution_results_errors_and_abort(selenium, shim):
     asyncio.get_running_loop().call_later(0.05, controller.abort, "stop")
     with pytest.raises(AbortedError):
         await source.execute_tool(tools["slow"], {}, signal=controller.signal)
+    # The call rejects first; the tool's own signal aborts in a later task (WebMCP's order).
+    await asyncio.sleep(0.05)
     assert run_js("globalThis.__seen.clientSignal.aborted") is True
 
     # The bridge's per-call timeout cancels the awaiting task: the browser call is aborted too.
