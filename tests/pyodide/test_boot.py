@@ -76,14 +76,16 @@ def page(chromium: Any, bundle_url: str) -> Iterator[Any]:
 @pytest.mark.parametrize("snapshot", [False, True])
 def test_boot_fresh_runtime_reports_progress_and_imports(page: Any, snapshot: bool) -> None:
     """Both install paths: loadPackage (`snapshot: false`), and wheels kept as zip files on
-    sys.path so that a memory snapshot can be taken (tests/browser/test_snapshot.py)."""
+    sys.path in the runtime that takes a memory snapshot itself (`snapshotMaker: "inline"`,
+    what web/snapshot-worker.js does; tests/browser/test_snapshot.py covers the rest)."""
     result = page.evaluate(
         """async (snapshot) => {
         const { bootPython } = await import("/web/boot.js");
         const progress = [];
         const infos = [];
         const pyodide = await bootPython({
-            snapshot, onProgress: (p) => progress.push(p), onSnapshot: (i) => infos.push(i),
+            snapshot, snapshotMaker: "inline",
+            onProgress: (p) => progress.push(p), onSnapshot: (i) => infos.push(i),
         });
         const info = pyodide.runPython(`
 import sys, jsonschema, pysite_agent
