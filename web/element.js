@@ -98,7 +98,7 @@ const unwrap = (text) => {
 
 const PHASES = { runtime: [0, 0.75], packages: [0.75, 0.9], import: [0.9, 0.97], agent: [0.97, 1] };
 
-const ATTRS = ['proxy-url', 'models', 'pre-approved', 'max-steps', 'instructions'];
+const ATTRS = ['proxy-url', 'models', 'pre-approved', 'max-steps', 'instructions', 'debugging-tools'];
 const JS_VALUES = ['model', 'confirm', 'tools'];
 
 // ---------------------------------------------------------------------------- element
@@ -377,6 +377,7 @@ export class SiteAgentElement extends HTMLElement {
       instructions: o.instructions ?? attr('instructions'),
       toolTimeoutMs: o.toolTimeoutMs ?? null,
       maxResultChars: o.maxResultChars ?? null,
+      debuggingTools: o.debuggingTools ?? this.hasAttribute('debugging-tools'),
     };
     const values = {};
     for (const key of JS_VALUES) if (o[key] != null) values[key] = o[key];

@@ -10,7 +10,8 @@ Pure Python (no ``js``), so it is tested on CPython too. The element sends one J
      "maxSteps": "6" | 6 | null,                   # attribute ``max-steps``
      "instructions": str | null,
      "toolTimeoutMs": number | null,               # option only, milliseconds
-     "maxResultChars": int | null}                 # option only, characters
+     "maxResultChars": int | null,                 # option only, characters
+     "debuggingTools": bool | null}                # attribute ``debugging-tools``
 
 :func:`parse_config` turns it into an :class:`ElementConfig` or raises :class:`ConfigError`
 with a message written for the site owner.
@@ -49,6 +50,8 @@ class ElementConfig:
         instructions: the site's instructions for the model, or ``None``.
         tool_timeout_ms: per-call timeout in milliseconds.
         max_result_chars: tool results are cut to this many characters.
+        debugging_tools: also offer tools annotated ``debugging: true`` (WebMCP, Chrome 156),
+            which are hidden from the visitor's agent unless the site opts in.
     """
 
     models: tuple[str, ...]
@@ -58,6 +61,7 @@ class ElementConfig:
     instructions: str | None
     tool_timeout_ms: int
     max_result_chars: int
+    debugging_tools: bool = False
 
 
 def _blank(value: Any) -> bool:
@@ -200,4 +204,13 @@ def parse_config(raw: Mapping[str, Any]) -> ElementConfig:
         max_result_chars=_integer(
             raw.get("maxResultChars"), "maxResultChars", DEFAULT_MAX_RESULT_CHARS, 1, None
         ),
+        debugging_tools=_flag(raw.get("debuggingTools"), "debugging-tools"),
     )
+
+
+def _flag(value: Any, what: str) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    raise ConfigError(f"{what} must be true or false, got {value!r}")

@@ -211,16 +211,17 @@ def build_model(config: ElementConfig, js_model: Any) -> ModelAdapter:
     return models[0] if len(models) == 1 else first_available(*models)
 
 
-def build_tools(js_tools: Any) -> Any:
+def build_tools(js_tools: Any, *, debugging_tools: bool = False) -> Any:
     """``options.tools`` (a JS object with ``getTools``/``executeTool``) as a tool source,
-    else the page's ``document.modelContext``."""
+    else the page's ``document.modelContext``; ``debugging_tools`` also offers the tools
+    annotated ``debugging: true`` (attribute ``debugging-tools``)."""
     from pysite_agent.tools.model_context import ModelContextSource
 
     if js_tools is None:
-        return ModelContextSource()
+        return ModelContextSource(debugging_tools=debugging_tools)
     if ffi.field(js_tools, "getTools") is None or ffi.field(js_tools, "executeTool") is None:
         raise ConfigError("options.tools must have getTools() and executeTool(tool, args)")
-    return ModelContextSource(model_context=js_tools)
+    return ModelContextSource(model_context=js_tools, debugging_tools=debugging_tools)
 
 
 class TitledSource:
@@ -308,7 +309,11 @@ class ElementController:
                 if confirm_fn is not None and not callable(confirm_fn):
                     raise ConfigError("options.confirm must be a function")
                 confirm = js_confirm(confirm_fn) if confirm_fn is not None else self._card
-                tools = TitledSource(build_tools(ffi.field(js_values, "tools")))
+                tools = TitledSource(
+                    build_tools(
+                        ffi.field(js_values, "tools"), debugging_tools=config.debugging_tools
+                    )
+                )
                 agent = create_site_agent(
                     model=model,
                     tools=tools,
