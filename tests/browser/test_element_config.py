@@ -227,7 +227,7 @@ def test_demo_command_reports_a_busy_port(
         port = taken.getsockname()[1]
         assert cli_main(["demo", "--port", str(port)]) == 2
     err = capsys.readouterr().err
-    assert f"cannot listen on 127.0.0.1:{port}" in err and "Pass --port" in err
+    assert f"port {port} is already in use on 127.0.0.1: pass another --port" in err
 
 
 def test_demo_command_needs_a_checkout(
