@@ -231,9 +231,8 @@ const native = hasNativeModelContext();
 document.getElementById('webmcp-mode').textContent = native
   ? 'Tools: this browser’s own WebMCP (document.modelContext).'
   : 'Tools: the page-local WebMCP shim (this browser has no WebMCP; only this page’s assistant sees the tools).';
-document.getElementById('feedback-mode').textContent = native
-  ? 'The assistant can fill this form; you still click Send.'
-  : 'Form tools need a browser with WebMCP; here the assistant cannot see this form.';
+// Form tools work natively and on the shim alike.
+document.getElementById('feedback-mode').textContent = 'The assistant can fill this form; you still click Send.';
 document.documentElement.dataset.webmcp = native ? 'native' : 'shim';
 
 function applySettings() {
