@@ -48,6 +48,7 @@ from pysite_agent.core.types import (
     canonical_json,
     denial_cause,
 )
+from pysite_agent.core.visit import STATE_VERSION, check_conversation, check_run
 from pysite_agent.core.wire import (
     answer_message,
     parse_reply,
@@ -67,6 +68,18 @@ NO_CONFIRM_TEXT = (
     "This call needs the visitor's approval and no one can approve it here, so it was not run."
 )
 ABORTED_TEXT = "The run was stopped before this call finished; it may not have completed."
+NAVIGATED_TEXT = (
+    "This call opened another page ({page}); what else it did is not known. The tools "
+    "listed now are that page's."
+)
+NAVIGATED_DENIED_TEXT = (
+    "The visitor left the page before answering, so this call was not run. Do not try it "
+    "again unless the visitor asks."
+)
+PAGE_CHANGED_TEXT = (
+    "The page changed during this request: the visitor is now on {page}. The conversation "
+    "goes on there; use only the tools listed now."
+)
 
 
 def resolve_tools(tools: Any) -> ToolSource:
@@ -138,10 +151,19 @@ class AgentRun:
       executes afterwards (README, rule 7).
     """
 
-    def __init__(self, agent: SiteAgent, message: str, signal: AbortSignal | None) -> None:
+    def __init__(
+        self,
+        agent: SiteAgent,
+        message: str,
+        signal: AbortSignal | None,
+        resume: dict[str, Any] | None = None,
+    ) -> None:
         self._agent = agent
         self._conv = agent._conv
         self._message = message
+        self._resume = resume
+        self._steps_done = 0
+        self._trace: TraceRecorder | None = None
         self._events: list[AgentEvent] = []
         self._changed = asyncio.Event()
         self._controller: AbortController = any_signal(signal)
@@ -190,6 +212,19 @@ class AgentRun:
         interrupt.set_result(cause)
         return True
 
+    def snapshot(self) -> dict[str, Any]:
+        """The run state so far (:mod:`pysite_agent.core.visit`): ``{message, stepsUsed, trace,
+        pendingCall, cause}``, for :meth:`SiteAgent.resume` on the next page. JSON data."""
+        trace = self._trace.to_json() if self._trace is not None else None
+        call = self._conv.open_call
+        return {
+            "message": self._message,
+            "stepsUsed": self._steps_done,
+            "trace": trace,
+            "pendingCall": None if call is None else _jsonable(call.to_json()),
+            "cause": None,
+        }
+
     async def __aiter__(self) -> AsyncIterator[AgentEvent]:
         index = 0
         while True:
@@ -212,6 +247,10 @@ class AgentRun:
     async def _main(self) -> None:
         agent = self._agent
         trace = TraceRecorder(agent.model.name)
+        if self._resume is not None:
+            trace.started_at = self._resume["trace"]["startedAt"]
+            trace.steps = [dict(step) for step in self._resume["trace"]["steps"]]
+        self._trace = trace
         status: RunStatus = "error"
         answer: str | None = None
         error: SiteAgentError | None = None
@@ -251,19 +290,26 @@ class AgentRun:
     async def _loop(self, trace: TraceRecorder) -> str | None:
         agent = self._agent
         signal = self._controller.signal
-        trace.add("user", text=self._message)
         conv = self._conv
-        conv.messages.append(user_message(self._message))
+        instructions = agent.instructions
+        if self._resume is None:
+            trace.add("user", text=self._message)
+            if agent.page is not None:
+                trace.add("page", **agent.page)
+            conv.messages.append(user_message(self._message))
+        else:
+            instructions = self._resumed(trace)
+        first = self._steps_done + 1
         await self._check_availability(signal)
         repeats = _Repeats()
-        for step in range(1, agent.max_steps + 1):
+        for step in range(first, agent.max_steps + 1):
             signal.throw_if_aborted()
             tools = list(await signal.race(agent.source.get_tools()))
             revision = agent.source.revision
             self._emit(ThinkingEvent(step, agent.model.name))
             open_step = {step}
             request = ModelRequest(
-                instructions=agent.instructions,
+                instructions=instructions,
                 messages=[dict(m) for m in conv.messages],
                 tools=[t.to_definition() for t in tools],
                 signal=signal,
@@ -279,6 +325,7 @@ class AgentRun:
                 raise SiteAgentError("model-error", f"The model failed: {exc}") from exc
             finally:
                 open_step.clear()
+            self._steps_done = step
             answered_by = getattr(agent.model, "last_model_name", None) or agent.model.name
             trace.add(
                 "model",
@@ -304,6 +351,47 @@ class AgentRun:
             await self._handle_call(call, tools, revision, trace)
             conv.open_call = None
         return None
+
+    def _resumed(self, trace: TraceRecorder) -> str:
+        """Take up a run a page change interrupted (:meth:`SiteAgent.resume`): record the new
+        page, close the call that was open (a card waiting for the visitor is a denial with
+        the cause ``navigated``; a running call opened the new page), and return the
+        instructions that tell the model where it is now."""
+        agent, conv = self._agent, self._conv
+        state = self._resume
+        assert state is not None
+        self._steps_done = state["stepsUsed"]
+        page = agent.page
+        where = f"{page['origin']}{page['path']}" if page is not None else "another page"
+        if page is not None:
+            trace.add("page", **page)
+        pending = state["pendingCall"]
+        if pending is not None:
+            call = ToolCall(conv.call_id(pending["id"]), pending["name"], pending.get("arguments"))
+            conv.messages.append(tool_call_message(call.id, call.name, call.arguments))
+            if state["cause"] == "navigated":
+                decision = Decision(False, "visitor", None, "navigated")
+                trace.add("decision", callId=call.id, **decision.to_json())
+                self._emit(ConfirmResultEvent(call, decision))
+                text = NAVIGATED_DENIED_TEXT
+                conv.messages.append(
+                    tool_result_message(call.id, call.name, text, is_error=True, denied=True)
+                )
+            else:
+                text = NAVIGATED_TEXT.format(page=where)
+                trace.add(
+                    "tool-result",
+                    callId=call.id,
+                    name=call.name,
+                    outcome="ran",
+                    text=text,
+                    isError=False,
+                    untrusted=False,
+                    navigated=True,
+                    durationMs=0.0,
+                )
+                self._result(call, text, text, is_error=False, navigated=True)
+        return agent.instructions + "\n\n" + PAGE_CHANGED_TEXT.format(page=where)
 
     def _text_sink(self, signal: AbortSignal, open_step: set[int]) -> Callable[[str], None]:
         """The ``on_text`` callback for one model call: each fragment becomes a ``text-delta``.
@@ -591,6 +679,7 @@ class SiteAgent:
         self._conv = _Conversation()
         self._current: AgentRun | None = None
         self._last_trace: dict[str, Any] | None = None
+        self.page: dict[str, str] | None = None
         self._listener: Callable[[AgentEvent], Any] | None = None
 
     @property
@@ -628,6 +717,60 @@ class SiteAgent:
         if self._current is not None:
             raise SiteAgentError("busy", "A run is already in progress; wait for it or abort it.")
         run = AgentRun(self, message, signal)
+        self._current = run
+        return run
+
+    def export_state(self) -> dict[str, Any]:
+        """The conversation state ``{"version": 1, "messages", "afterUntrusted"}`` (JSON data;
+        :mod:`pysite_agent.core.visit`). A call still open is left out (the run state carries
+        it)."""
+        messages = self.messages
+        if messages and "toolCall" in messages[-1]:
+            messages.pop()
+        return {
+            "version": STATE_VERSION,
+            "messages": messages,
+            "afterUntrusted": self._conv.after_untrusted,
+        }
+
+    def import_state(self, state: Any) -> None:
+        """Continue the conversation ``state`` (from :meth:`export_state`), whole: its
+        messages and its untrusted-output state together.
+
+        Raises:
+            ValueError: the state fails the checks of
+                :func:`pysite_agent.core.visit.check_conversation`; nothing changes then.
+            SiteAgentError: ``busy`` while a run is in progress.
+        """
+        if self._current is not None:
+            raise SiteAgentError("busy", "A run is in progress; the conversation cannot change.")
+        messages, after_untrusted = check_conversation(state)
+        conv = _Conversation()
+        conv.messages = messages
+        conv.after_untrusted = after_untrusted
+        for message in messages:
+            call = message.get("toolCall")
+            if isinstance(call, dict):
+                conv.call_id(call["id"])
+        self._conv = conv
+
+    def run_state(self) -> dict[str, Any] | None:
+        """The running run's state (:meth:`AgentRun.snapshot`), or ``None``."""
+        return None if self._current is None else self._current.snapshot()
+
+    def resume(self, state: Any, *, signal: AbortSignal | None = None) -> AgentRun:
+        """Go on with a run a page change interrupted, on this page's tools, within the same
+        ``max_steps`` (README, "Across pages"). Set :attr:`page` first: the trace records it
+        and the model is told the page changed. Import the conversation first.
+
+        Raises:
+            ValueError: ``state`` fails :func:`pysite_agent.core.visit.check_run`.
+            SiteAgentError: ``busy`` while another run is in progress.
+        """
+        checked = check_run(state)
+        if self._current is not None:
+            raise SiteAgentError("busy", "A run is already in progress; wait for it or abort it.")
+        run = AgentRun(self, checked["message"], signal, resume=checked)
         self._current = run
         return run
 

@@ -13,6 +13,8 @@ resolves to a JSON **string**, never a proxy)::
     evaluate(cases_json, js_values)   -> envelope(EvalReport JSON)   # tool-choice eval
     prepare(on_progress)              -> envelope(status)   # e.g. download Chrome's model
     tools()                           -> envelope([tool JSON, ...])
+    restore(record_json)              -> envelope({restored, resumed, ended})  # next page
+    state()                           -> the conversation and run state, JSON text
     abort(cause); deny_pending(cause); reset(); close()    # synchronous
 
 ``reset()`` aborts a running run and lets the next ``run()`` start at once; the old run ends in
@@ -31,6 +33,8 @@ Python -> JS (the ``bridge`` object the element passes to :func:`create_controll
     bridge.emit(event_json, extra_json)     # each agent event's to_json(), as a string
     bridge.started(text, run_id)            # a run was accepted (not busy)
     bridge.confirm(request_json, signal)    # -> Promise<boolean>: the confirmation card
+    bridge.save(state_json)                 # optional: after each step, state() for the
+                                            # element's record (README, "Across pages")
 
 ``event_json`` is exactly the event's JSON (its published shape). ``extra_json`` is the element's
 own channel: ``{"run": run_id}`` (the run the event belongs to: the ``run_id`` given to
@@ -77,6 +81,7 @@ from pysite_agent.browser import _ffi as ffi
 from pysite_agent.browser._config import ConfigError, ElementConfig, parse_config
 from pysite_agent.core.events import ToolCallEvent
 from pysite_agent.core.signals import AbortController, AbortedError, AbortSignal
+from pysite_agent.core.trace import utc_now
 from pysite_agent.core.types import (
     ConfirmRequest,
     ModelAdapter,
@@ -85,9 +90,13 @@ from pysite_agent.core.types import (
     ToolSource,
     denial_cause,
 )
+from pysite_agent.core.visit import check_run, end_run, page_of
 from pysite_agent.models.base import CustomModel, availability_of
 
 AVAILABILITY_ORDER = ("available", "downloading", "downloadable")
+
+_NOT_A_STEP = frozenset({"text-delta", "thinking"})
+"""Events after which the element's record is not saved again (nothing was decided)."""
 
 _RUN_ID: contextvars.ContextVar[int | None] = contextvars.ContextVar("site_agent_run", default=None)
 """The element's id of the run whose task emits an event. A run's task copies the context when
@@ -287,6 +296,8 @@ class ElementController:
         self._eval: AbortController | None = None
         self._prepare: AbortController | None = None
         self._destroyed = False
+        self._page: dict[str, str] | None = None
+        self._rid: int | None = None  # the id of the current run's events
 
     # ---- settings
 
@@ -303,7 +314,10 @@ class ElementController:
                 return fail("config", "The element was removed.")
             self._drop_agent()
             try:
-                config = parse_config(json.loads(config_json))
+                raw = json.loads(config_json)
+                config = parse_config(raw)
+                with contextlib.suppress(ValueError):
+                    self._page = page_of(raw.get("pageUrl"))
                 model = build_model(config, ffi.field(js_values, "model"))
                 confirm_fn = ffi.field(js_values, "confirm")
                 if confirm_fn is not None and not callable(confirm_fn):
@@ -328,6 +342,7 @@ class ElementController:
                 self._config_error = str(exc)
                 return fail("config", self._config_error)
             agent.on_event(self._emit)
+            agent.page = self._page
             self._agent, self._config, self._titles = agent, config, tools
         return await self.status()
 
@@ -381,7 +396,7 @@ class ElementController:
                     return fail(exc.code, exc.message)
                 finally:
                     _RUN_ID.reset(token)
-                self._run = run
+                self._run, self._rid = run, rid
                 with contextlib.suppress(Exception):
                     self._bridge.started(str(text), rid)
             result = await run.done
@@ -475,6 +490,63 @@ class ElementController:
         finally:
             self._eval = None
             self._busy = False
+
+    def state(self) -> str:
+        """``{"conversation": {version, messages, afterUntrusted} | null, "run": run state |
+        null}`` as JSON text (:mod:`pysite_agent.core.visit`), for the element's record."""
+        agent = self._agent
+        if agent is None:
+            return _dumps({"conversation": None, "run": None})
+        return _dumps({"conversation": agent.export_state(), "run": agent.run_state()})
+
+    async def restore(self, record_json: str) -> str:
+        """Take up the conversation of the previous page: ``{"conversation", "run"?,
+        "ended"?}`` (``ended``: ``"expired"`` or ``"no-element"`` when the run must not go
+        on). The conversation is imported whole (messages with the untrusted-output state) or
+        not at all; a run that a page change interrupted goes on here in the background (its
+        events and ``done`` reach ``bridge.emit``), else its trace is finished as aborted.
+
+        Returns ``envelope({"restored": bool, "resumed": bool, "ended": trace | null})``; a
+        record that fails the checks is ``{"ok": false, "error": {"code": "restore", ...}}``
+        and nothing is taken.
+        """
+        async with self._lock:
+            agent = self._agent
+            if agent is None:
+                return fail("config", self._config_error)
+            if self._busy:
+                return fail("busy", "A run is already in progress.")
+            try:
+                record = json.loads(record_json)
+                if not isinstance(record, dict):
+                    raise ValueError("the record is not an object")
+                run = record.get("run")
+                checked = None if run is None else check_run(run)
+                agent.import_state(record.get("conversation"))
+            except (ValueError, SiteAgentError) as exc:
+                return fail("restore", f"The stored conversation was not used: {exc}")
+            if checked is None:
+                return ok({"restored": True, "resumed": False, "ended": None})
+            ended = record.get("ended")
+            if ended is not None:
+                trace = end_run(checked, str(ended), utc_now())
+                return ok({"restored": True, "resumed": False, "ended": trace})
+            rid = next(self._run_ids)
+            token = _RUN_ID.set(rid)
+            try:
+                resumed = agent.resume(checked)
+            finally:
+                _RUN_ID.reset(token)
+            self._busy = True
+            self._run, self._rid = resumed, rid
+
+            def finished(_: Any) -> None:
+                if self._run is resumed:
+                    self._run = None
+                    self._busy = False
+
+            resumed.done.add_done_callback(finished)
+        return ok({"restored": True, "resumed": True, "ended": None, "run": rid})
 
     def abort(self, cause: str = "stopped") -> None:
         """Stop the running run, replay or eval; a pending card closes as a denial recorded
@@ -577,6 +649,11 @@ class ElementController:
             if title:
                 extra["title"] = title
         bridge.emit(_dumps(event.to_json()), _dumps(extra))
+        if event.type not in _NOT_A_STEP and self._run is not None and rid == self._rid:
+            save = ffi.field(bridge, "save")
+            if callable(save):
+                with contextlib.suppress(Exception):  # the record is best effort
+                    save(self.state())
 
     async def _card(self, request: ConfirmRequest) -> bool:
         """Ask through the element's confirmation card; only a JS ``true`` allows."""
