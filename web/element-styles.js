@@ -28,6 +28,7 @@ header{display:flex;align-items:flex-start;gap:.5em;padding:.8em 1em;border-bott
 h2{margin:0;font-size:1.05em}
 .model{display:block;color:var(--_muted);font-size:.8em;overflow-wrap:anywhere}
 .close{border:0;background:transparent;font-size:1.3em;line-height:1;padding:.1em .4em}
+.fresh{font-size:.8em;padding:.3em .6em}
 .body{flex:1;overflow-y:auto;padding:.8em 1em;display:flex;flex-direction:column;gap:.6em}
 .log{display:flex;flex-direction:column;gap:.5em}
 .msg{max-width:88%;padding:.5em .75em;border-radius:var(--_radius);white-space:pre-wrap;overflow-wrap:anywhere}

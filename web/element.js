@@ -39,6 +39,8 @@ export const DEFAULT_STRINGS = {
   incomplete: '(incomplete)',
   busy: 'Still working on your last message. Wait for it, or press Stop.',
   newConversation: 'Settings changed: a new conversation starts.',
+  newChat: 'New conversation',
+  newChatDone: 'New conversation started.',
   confirmHeading: 'Allow {tool}?',
   confirmAnnounce: 'Confirmation needed: {tool}. Allow or deny.',
   noDetails: 'No details.',
@@ -146,6 +148,7 @@ export class SiteAgentElement extends HTMLElement {
     ui.heading = h('h2', { id: 'heading' });
     ui.model = h('span', { class: 'model', part: 'model' });
     ui.close = h('button', { class: 'close', type: 'button', onclick: () => this.hide() }, '×');
+    ui.fresh = h('button', { class: 'fresh', type: 'button', onclick: () => this.#newChat() });
     ui.log = h('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-relevant': 'additions' });
     ui.setup = h('div', { class: 'setup' });
     ui.cardSlot = h('div', { class: 'card-slot' });
@@ -163,7 +166,7 @@ export class SiteAgentElement extends HTMLElement {
     });
     ui.panel = h('section', {
       part: 'panel', class: 'panel', id: 'panel', role: 'dialog', 'aria-labelledby': 'heading', hidden: true,
-    }, h('header', {}, h('div', { class: 'titles' }, ui.heading, ui.model), ui.close), ui.body, ui.status, ui.form);
+    }, h('header', {}, h('div', { class: 'titles' }, ui.heading, ui.model), ui.fresh, ui.close), ui.body, ui.status, ui.form);
     ui.panel.addEventListener('keydown', (e) => this.#keydown(e));
     // A constructed stylesheet: not an inline <style>, so a CSP without 'unsafe-inline'
     // for styles still applies it.
@@ -178,6 +181,9 @@ export class SiteAgentElement extends HTMLElement {
   connectedCallback() {
     document.addEventListener('visibilitychange', this.#onVisibility);
     this.#texts();
+    addEventListener('pagehide', this.#onHide);
+    addEventListener('pageshow', this.#onShow);
+    if (this.#persists() && hasRecord(this.#name())) this.#openVisit().then((v) => this.#restoreFrom(v));
     if (this.hasAttribute('open')) this.show({ focus: false });
     if (this.hasAttribute('preload') && !saveData()) {
       const start = () => this.isConnected && this.#boot().catch(() => {});
@@ -194,6 +200,8 @@ export class SiteAgentElement extends HTMLElement {
   disconnectedCallback() {
     this.#stopPrefetch?.();
     document.removeEventListener('visibilitychange', this.#onVisibility);
+    removeEventListener('pagehide', this.#onHide);
+    removeEventListener('pageshow', this.#onShow);
     queueMicrotask(() => {
       if (!this.isConnected) this.#destroy();
     });
@@ -325,6 +333,9 @@ export class SiteAgentElement extends HTMLElement {
     if (this.#agent) this.#call('reset'); // a pending card: a denial with cause "reset"
     this.#card?.finish(false);
     this.#running = false;
+    this.#visit?.clear();
+    this.#restore = null;
+    this.#log = [];
     this.#ui.log.replaceChildren();
     this.#draft = null;
     this.#tools.clear();
@@ -344,6 +355,8 @@ export class SiteAgentElement extends HTMLElement {
       this.#setState('loading');
       this.#agent = await connectAgent(this.#bridge(), { onProgress: (p) => this.#bootProgress(p) });
       await this.#configure(false);
+      await this.#visitLoad;
+      await this.#restoreRun();
       mark('ready');
       this.#setState('ready');
       return this.#agent;
@@ -362,6 +375,7 @@ export class SiteAgentElement extends HTMLElement {
       emit: (json, extra) => this.#event(JSON.parse(json), extra ? JSON.parse(extra) : {}),
       started: (text, run) => this.#started(text, run),
       confirm: (json, signal) => this.#confirm(JSON.parse(json), signal),
+      save: (json) => this.#save(JSON.parse(json)),
     };
   }
 
@@ -372,6 +386,7 @@ export class SiteAgentElement extends HTMLElement {
       models: o.models ?? attr('models'),
       proxyUrl: o.proxyUrl ?? attr('proxy-url'),
       baseUrl: document.baseURI, // a relative proxy-url is fetched against it
+      pageUrl: location.href, // Python keeps its origin and path only
       preApproved: o.preApproved ?? attr('pre-approved'),
       maxSteps: o.maxSteps ?? attr('max-steps'),
       instructions: o.instructions ?? attr('instructions'),
@@ -397,7 +412,10 @@ export class SiteAgentElement extends HTMLElement {
     if (envelope.ok) {
       this.#configError = null;
       this.#status = envelope.value;
-      if (fresh) this.#note(this.#t('newConversation'));
+      if (fresh) {
+        this.#visit?.clear();
+        this.#note(this.#t('newConversation'));
+      }
     } else {
       this.#configError = envelope.error.message;
       this.#status = null;
@@ -467,6 +485,7 @@ export class SiteAgentElement extends HTMLElement {
     ui.send.textContent = this.#t('send');
     ui.stop.textContent = this.#t('stop');
     ui.close.setAttribute('aria-label', this.#t('close'));
+    ui.fresh.textContent = this.#t('newChat');
     this.#renderSetup();
   }
 
@@ -572,7 +591,9 @@ export class SiteAgentElement extends HTMLElement {
 
   #messageNode(kind, text, extra = '') {
     const who = kind === 'user' ? this.#t('you') : this.#t('assistant');
-    return h('p', { class: `msg ${kind}${extra}` }, h('span', { class: 'sr', text: `${who} ` }), document.createTextNode(text));
+    const node = h('p', { class: `msg ${kind}${extra}` }, h('span', { class: 'sr', text: `${who} ` }), document.createTextNode(text));
+    this.#log.push([kind, node, text]);
+    return node;
   }
 
   // The text the model is writing (text-delta events) shows at once in a draft that assistive
@@ -599,7 +620,79 @@ export class SiteAgentElement extends HTMLElement {
   }
 
   #note(text, kind = 'note') {
-    return this.#append(h('p', { class: kind, text }));
+    const node = this.#append(h('p', { class: kind, text }));
+    this.#log.push([kind, node]);
+    return node;
+  }
+
+  // ---- the conversation across pages: web/visit.js (loaded when needed)
+
+  #visit = null;
+  #visitLoad = null;
+  #restore = null;
+  #log = []; // [kind, node, text?]
+
+  #name() {
+    return this.getAttribute('conversation') || 'default';
+  }
+
+  #persists() {
+    return this.getAttribute('persist') !== 'off';
+  }
+
+  #openVisit() {
+    this.#visitLoad ??= import('./visit.js').then((m) => (this.#visit = new m.Visit(this.#name())));
+    return this.#visitLoad;
+  }
+
+  #restoreFrom(visit) {
+    if (this.#log.length) return;
+    const found = visit.restoreInto((k, t) => (k === 'user' || k === 'assistant' ? this.#message(k, t) : this.#note(t, k)));
+    this.#restore = found?.pending;
+    if (found?.show) this.show({ focus: false });
+  }
+
+  async #restoreRun() {
+    const pending = this.#restore;
+    this.#restore = null;
+    if (!pending) return;
+    const id = ++this.#runSeq;
+    this.#currentRun = id;
+    this.#running = !!pending.run && !pending.ended; // until its done event
+    this.#renderSetup();
+    const envelope = JSON.parse(await this.#call('restore', JSON.stringify(pending), id));
+    const value = envelope.value ?? {};
+    if (!value.resumed && this.#currentRun === id) {
+      this.#running = false;
+      this.#renderSetup();
+    }
+    if (!envelope.ok) {
+      this.#visit?.clear();
+      this.#log = [];
+      this.#ui.log.replaceChildren();
+    } else if (value.ended) {
+      this.#lastTrace = value.ended;
+      this.#note(this.#t('stopped'));
+      this.#visit?.write({ state: JSON.parse(await this.#call('state')), ended: undefined });
+    }
+  }
+
+  #logData() {
+    return this.#log.map(([kind, node, text]) => [kind, text ?? node.textContent]);
+  }
+
+  #save(state) {
+    if (this.#persists()) this.#openVisit().then((v) => v.write({ state, open: this.#isOpen(), log: this.#logData() }));
+  }
+
+  #onHide = () => this.#visit?.hidden(this.#isOpen(), this.#logData(), !!this.#card);
+
+  #onShow = (event) => event.persisted && this.#visit?.shown();
+
+  #newChat() {
+    this.reset();
+    this.#ui.status.textContent = this.#t('newChatDone');
+    this.#ui.input.focus();
   }
 
   // ---- runs
@@ -830,9 +923,19 @@ export class SiteAgentElement extends HTMLElement {
   }
 }
 
+function hasRecord(name) {
+  try {
+    return name ? !!sessionStorage.getItem(`site-agent:${name}`) : sessionStorage.length > 0;
+  } catch {}
+}
+
 /** Defines <site-agent> once; a second call (or a second copy of this file) does nothing. */
 export function defineSiteAgent(loaderURL) {
   if (loaderURL) setBaseURL(loaderURL);
   if (typeof customElements === 'undefined' || customElements.get('site-agent')) return;
   customElements.define('site-agent', SiteAgentElement);
+  // No <site-agent> here: a run interrupted on the page before ends (recorded).
+  addEventListener('load', () => {
+    if (!document.querySelector('site-agent') && hasRecord()) import('./visit.js').then((m) => m.endRunsHere());
+  });
 }

@@ -13,7 +13,7 @@ resolves to a JSON **string**, never a proxy)::
     evaluate(cases_json, js_values)   -> envelope(EvalReport JSON)   # tool-choice eval
     prepare(on_progress)              -> envelope(status)   # e.g. download Chrome's model
     tools()                           -> envelope([tool JSON, ...])
-    restore(record_json)              -> envelope({restored, resumed, ended})  # next page
+    restore(record_json, run_id)      -> envelope({restored, resumed, ended})  # next page
     state()                           -> the conversation and run state, JSON text
     abort(cause); deny_pending(cause); reset(); close()    # synchronous
 
@@ -499,12 +499,13 @@ class ElementController:
             return _dumps({"conversation": None, "run": None})
         return _dumps({"conversation": agent.export_state(), "run": agent.run_state()})
 
-    async def restore(self, record_json: str) -> str:
+    async def restore(self, record_json: str, run_id: Any = None) -> str:
         """Take up the conversation of the previous page: ``{"conversation", "run"?,
         "ended"?}`` (``ended``: ``"expired"`` or ``"no-element"`` when the run must not go
         on). The conversation is imported whole (messages with the untrusted-output state) or
         not at all; a run that a page change interrupted goes on here in the background (its
-        events and ``done`` reach ``bridge.emit``), else its trace is finished as aborted.
+        events and ``done`` reach ``bridge.emit``, tagged with ``run_id``), else its trace is
+        finished as aborted.
 
         Returns ``envelope({"restored": bool, "resumed": bool, "ended": trace | null})``; a
         record that fails the checks is ``{"ok": false, "error": {"code": "restore", ...}}``
@@ -531,7 +532,11 @@ class ElementController:
             if ended is not None:
                 trace = end_run(checked, str(ended), utc_now())
                 return ok({"restored": True, "resumed": False, "ended": trace})
-            rid = next(self._run_ids)
+            rid = (
+                run_id
+                if isinstance(run_id, int) and not isinstance(run_id, bool)
+                else next(self._run_ids)
+            )
             token = _RUN_ID.set(rid)
             try:
                 resumed = agent.resume(checked)

@@ -1,0 +1,137 @@
+// The conversation across pages of one visit (README, "Across pages"): one versioned record per
+// conversation name in this tab's sessionStorage (never localStorage; it never leaves the
+// browser). The element loads this file only when a record exists or a conversation starts.
+//
+// Record v1: {v: 1, name, savedAt, hiddenAt, open, log: [[kind, text], ...], state: {
+//   conversation: {version: 1, messages, afterUntrusted}, run: run state | null}, ended?}
+// `state` is what the Python controller's state() gives after each step. A record that fails
+// the checks below is removed and the element starts fresh; the conversation is never taken
+// without its afterUntrusted flag. Storage that fails (private mode, quota) is ignored.
+
+export const DEADLINE_MS = 30_000; // an interrupted run resumes only within this long
+const PREFIX = 'site-agent:';
+const MAX_LOG = 200;
+
+function storage() {
+  try {
+    return globalThis.sessionStorage ?? null;
+  } catch {
+    return null; // access itself can throw (storage blocked)
+  }
+}
+
+const isConversation = (c) => !!c && c.version === 1 && Array.isArray(c.messages)
+  && typeof c.afterUntrusted === 'boolean';
+
+function valid(r, name) {
+  return !!r && r.v === 1 && r.name === name && typeof r.savedAt === 'number'
+    && (r.hiddenAt === null || typeof r.hiddenAt === 'number') && typeof r.open === 'boolean'
+    && Array.isArray(r.log) && r.log.every((e) => Array.isArray(e) && e.length === 2
+      && typeof e[0] === 'string' && typeof e[1] === 'string')
+    && !!r.state && isConversation(r.state.conversation)
+    && (r.state.run === null || typeof r.state.run === 'object');
+}
+
+export class Visit {
+  constructor(name) {
+    this.name = name;
+    this.key = PREFIX + name;
+    this.record = null;
+    this.frozen = false; // after pagehide: the page is going away, the record is final
+  }
+
+  /** The stored record, checked; a bad one is removed (null). */
+  read() {
+    let record = null;
+    try {
+      record = JSON.parse(storage()?.getItem(this.key) ?? 'null');
+    } catch {
+      record = undefined;
+    }
+    if (record !== null && !valid(record, this.name)) {
+      this.clear();
+      record = null;
+    }
+    this.record = record;
+    return record;
+  }
+
+  /** Merge `patch` into the record and store it (no error when storage fails). */
+  write(patch) {
+    if (this.frozen) return;
+    const base = this.record ?? { v: 1, name: this.name, hiddenAt: null, open: false, log: [], state: null };
+    this.record = { ...base, ...patch, savedAt: Date.now() };
+    if (this.record.log.length > MAX_LOG) this.record.log = this.record.log.slice(-MAX_LOG);
+    if (!this.record.state) return; // nothing worth keeping before the first step
+    try {
+      storage()?.setItem(this.key, JSON.stringify(this.record));
+    } catch {}
+  }
+
+  clear() {
+    this.record = null;
+    try {
+      storage()?.removeItem(this.key);
+    } catch {}
+  }
+
+  /**
+   * Render the stored visible log with `render(kind, text)`; returns `{pending, show}`:
+   * what the controller takes up once Python runs (restorable()), and whether the panel
+   * opens (it was open, or a run goes on here). Null without a usable record.
+   */
+  restoreInto(render) {
+    const record = this.read();
+    if (!record) return null;
+    for (const [kind, text] of record.log) render(kind, text);
+    const pending = this.restorable();
+    return { pending, show: record.open || !!(pending.run && !pending.ended) };
+  }
+
+  /**
+   * pagehide: the record becomes final. A pending confirmation is not carried over: the run
+   * records it as denied with the cause "navigated" on the next page.
+   */
+  hidden(open, log, cardPending) {
+    const state = this.record?.state;
+    if (!state) return;
+    const run = state.run && cardPending ? { ...state.run, cause: 'navigated' } : state.run;
+    this.write({ hiddenAt: Date.now(), open, log, state: { ...state, run } });
+    this.frozen = true;
+  }
+
+  /** pageshow from the back/forward cache: this page goes on as it was. */
+  shown() {
+    this.frozen = false;
+    if (this.record) this.write({ hiddenAt: null });
+  }
+
+  /**
+   * What the next page's controller takes (restore()): the conversation, the interrupted run
+   * and, when that run must not go on, why (`ended`: 'expired' | 'no-element').
+   */
+  restorable(now = Date.now()) {
+    const r = this.record;
+    if (!r) return null;
+    const { conversation, run } = r.state;
+    let ended = r.ended ?? null;
+    if (run && !ended && now - (r.hiddenAt ?? r.savedAt) > DEADLINE_MS) ended = 'expired';
+    return { conversation, run: run ?? null, ended: run ? ended : null };
+  }
+}
+
+/** On a page with loader.js but no <site-agent>: interrupted runs of this tab end here. */
+export function endRunsHere() {
+  const store = storage();
+  if (!store) return;
+  try {
+    for (let i = 0; i < store.length; i += 1) {
+      const key = store.key(i);
+      if (!key?.startsWith(PREFIX)) continue;
+      const record = JSON.parse(store.getItem(key));
+      if (record?.state?.run && !record.ended) {
+        store.setItem(key, JSON.stringify({ ...record, ended: 'no-element' }));
+      }
+    }
+  } catch {}
+}
