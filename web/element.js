@@ -355,7 +355,7 @@ export class SiteAgentElement extends HTMLElement {
       this.#setState('loading');
       this.#agent = await connectAgent(this.#bridge(), { onProgress: (p) => this.#bootProgress(p) });
       await this.#configure(false);
-      await this.#visitLoad;
+      if (this.#persists()) await this.#openVisit().catch(() => {});
       await this.#restoreRun();
       mark('ready');
       this.#setState('ready');

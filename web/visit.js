@@ -94,7 +94,11 @@ export class Visit {
    */
   hidden(open, log, cardPending) {
     const state = this.record?.state;
-    if (!state) return;
+    let kept = null;
+    try {
+      kept = storage()?.getItem(this.key);
+    } catch {}
+    if (!state || !kept) return; // nothing stored, or removed since: not written back
     const run = state.run && cardPending ? { ...state.run, cause: 'navigated' } : state.run;
     this.write({ hiddenAt: Date.now(), open, log, state: { ...state, run } });
     this.frozen = true;
