@@ -104,7 +104,7 @@ const TOOLS = {
   get_reviews: reviewsTool(),
   open_product: {
     title: 'Open product page',
-    description: 'Open one product’s own page.',
+    description: 'Open the page of a product.',
     inputSchema: {
       type: 'object',
       properties: { product: { type: 'string', title: 'Product', description: 'A product name or id' } },

@@ -335,3 +335,39 @@ def test_controller_finishes_an_expired_run() -> None:
     trace = answer_["value"]["ended"]
     assert answer_["value"]["resumed"] is False
     assert trace["status"] == "aborted" and "no assistant" in trace["steps"][-1]["message"]
+
+
+def test_the_visitor_left_during_a_model_call() -> None:
+    """The model call is lost; the run goes on from its last recorded step on the next page."""
+    waiting: list[Any] = []
+
+    async def slow(request: ModelRequest) -> Any:
+        future = asyncio.get_running_loop().create_future()
+        waiting.append(future)
+        return await future  # the page goes away before the model answers
+
+    one, _ = agent_for(Shop(), [tool_call("search_products", {"query": "mug"}), slow], max_steps=4)
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        started = one.run("find a mug")
+        for _ in range(100):
+            await asyncio.sleep(0)
+        assert waiting  # step 2's model call is in flight
+        saved = over_json((one.run_state(), one.export_state()))
+        started.abort()
+        await started.done
+        return saved[0], saved[1]
+
+    state, conversation = run(main())
+    assert state["stepsUsed"] == 1 and state["pendingCall"] is None
+    two, model = agent_for(Shop(), [answer("Found a mug.")], max_steps=4)
+    two.page = PAGE2
+    two.import_state(conversation)
+
+    async def go() -> sa.RunResult:
+        return await two.resume(state).done
+
+    result = run(go())
+    assert result.answer == "Found a mug."
+    assert [s["step"] for s in result.trace["steps"] if s["kind"] == "model"] == [1, 2]
+    assert model.requests[0].messages[-1]["role"] == "tool"  # from the last recorded step
