@@ -51,6 +51,8 @@ def open_page(page: Any, site: Any) -> Any:
             ),
         )
         site.requests.clear()
+        if page.url.startswith(site.url):  # each test page starts a new visit (no kept chat)
+            page.evaluate("sessionStorage.clear()")
         page.goto(site.url + path)
         wait_until(page, "() => customElements.get('site-agent') !== undefined")
         return page

@@ -346,7 +346,14 @@ def test_agent_handle_runs_and_lists_tools(fresh: Shop, lane: str) -> None:
         }"""
     )
     # send_feedback is the declarative form tool (native, and the shim's form tools).
-    expected = ["add_to_cart", "checkout", "get_reviews", "search_products", "send_feedback"]
+    expected = [
+        "add_to_cart",
+        "checkout",
+        "get_reviews",
+        "open_product",
+        "search_products",
+        "send_feedback",
+    ]
     assert sorted(out["tools"]) == sorted(expected)
     assert out["seen"][0] == "thinking" and out["seen"][-1] == "done"
     assert out["status"] == "answered"
