@@ -74,6 +74,13 @@ def test_the_demo_shop_has_no_errors(page: Any, http_server: Any) -> None:
     page.wait_for_selector("html[data-ready=true]")
     report = doctor(page)
     names = sorted(t["name"] for t in report["tools"])
-    assert names == ["add_to_cart", "checkout", "get_reviews", "search_products", "send_feedback"]
+    assert names == [
+        "add_to_cart",
+        "checkout",
+        "get_reviews",
+        "open_product",
+        "search_products",
+        "send_feedback",
+    ]
     assert [f for f in report["findings"] if f["severity"] == "error"] == []
     assert report["registrations"] is not None and len(report["registrations"]) == 4
