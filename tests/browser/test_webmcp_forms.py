@@ -26,7 +26,17 @@ def lane(request: pytest.FixtureRequest) -> str:
 def forms_page(page: Any, http_server: Any) -> Any:
     page.goto(http_server.url(PAGE))
     page.wait_for_function("document.documentElement.dataset.ready === 'true'")
-    page.wait_for_function("async () => (await window.mc.getTools()).length === 2", polling=50)
+    # (wait_for_function would take an async function's promise as truthy at once)
+    registered = page.evaluate(
+        """async () => {
+          for (let i = 0; i < 400; i++) {
+            if ((await window.mc.getTools()).length === 2) return true;
+            await new Promise((resolve) => setTimeout(resolve, 25));
+          }
+          return false;
+        }"""
+    )
+    assert registered, "the two form tools were not registered within 10 s"
     return page
 
 
