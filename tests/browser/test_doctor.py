@@ -83,4 +83,4 @@ def test_the_demo_shop_has_no_errors(page: Any, http_server: Any) -> None:
         "send_feedback",
     ]
     assert [f for f in report["findings"] if f["severity"] == "error"] == []
-    assert report["registrations"] is not None and len(report["registrations"]) == 4
+    assert report["registrations"] is not None and len(report["registrations"]) == 5

@@ -89,7 +89,7 @@ class Visit:
 
     def goto(self, path: str = "") -> None:
         self.page.goto(self.base + path)
-        self.page.wait_for_selector("html[data-ready=true]")
+        self.page.wait_for_selector("html[data-ready=true]", timeout=BOOT_TIMEOUT_MS)
 
     def start(self) -> Visit:
         """The shop's first page with no stored conversation, the panel open and ready."""
@@ -157,7 +157,7 @@ def test_ask_follow_a_link_then_ask_about_page_one(visit: Visit) -> None:
     assert record["state"]["conversation"]["afterUntrusted"] is False
     visit.page.click("#products a >> nth=0")  # the visitor follows a link to product.html
     visit.page.wait_for_url("**/product.html?id=mug-classic")
-    visit.page.wait_for_selector("html[data-ready=true]")
+    visit.page.wait_for_selector("html[data-ready=true]", timeout=BOOT_TIMEOUT_MS)
     visit.ready()  # the panel was open: it opens again and Python starts
     assert "tell me about the classic mug" in visit.log()  # the visible log came along
     visit.ask_later("add it to my cart")
@@ -179,7 +179,7 @@ def test_ask_follow_a_link_then_ask_about_page_one(visit: Visit) -> None:
 def test_a_navigating_tool_and_the_run_goes_on(visit: Visit) -> None:
     visit.ask_later("open the classic mug and add it to my cart")
     visit.page.wait_for_url("**/product.html?id=mug-classic", timeout=30_000)
-    visit.page.wait_for_selector("html[data-ready=true]")
+    visit.page.wait_for_selector("html[data-ready=true]", timeout=BOOT_TIMEOUT_MS)
     visit.ready()
     card = visit.card()  # the run went on here: add_to_cart, on this page's tools
     card.locator(".allow").click()
@@ -294,7 +294,7 @@ def test_persist_off_and_another_origin(visit: Visit, site: Any) -> None:
         other = site.url.replace("127.0.0.1", "localhost")
     assert other != site.url
     visit.page.goto(other + "product.html?id=mug-classic")
-    visit.page.wait_for_selector("html[data-ready=true]")
+    visit.page.wait_for_selector("html[data-ready=true]", timeout=BOOT_TIMEOUT_MS)
     assert visit.page.evaluate(f"sessionStorage.getItem({json.dumps(KEY)})") is None
     assert visit.log() == ""
     visit.goto()
