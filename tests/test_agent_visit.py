@@ -1,4 +1,4 @@
-"""A conversation across pages (issue 9, item 2), in Python: the conversation state that
+"""A conversation across pages, in Python: the conversation state that
 crosses any channel as JSON, restored whole or not at all; a run that a page change
 interrupted, taken up on the next page within the same max_steps; and the element
 controller's restore() and state() over a fake bridge."""

@@ -1,4 +1,4 @@
-"""The conversation across pages of a visit (issue 9), end to end in headless Chromium, in both
+"""The conversation across pages of a visit, end to end in headless Chromium, in both
 WebMCP lanes, on the demo shop's two pages (``demo-shop.html`` and ``product.html``).
 
 The model is a small scripted JS model (``options.model``, installed by an init script on
