@@ -19,6 +19,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pysite_agent._demo import DemoServer, PostHandler
 
@@ -59,6 +60,11 @@ class Shop:
     # ---- navigation
 
     def open(self, query: str = "", *, boot: bool = True) -> Shop:
+        """The shop's page as a new visit: no conversation kept from an earlier test's page
+        (the element restores one, with its panel open, from ``sessionStorage``)."""
+        origin = "{0.scheme}://{0.netloc}/".format(urlsplit(self.base_url))
+        if self.page.url.startswith(origin):
+            self.page.evaluate("sessionStorage.clear()")
         self.page.goto(self.base_url + query)
         self.page.wait_for_selector("html[data-ready=true]")
         if boot:
