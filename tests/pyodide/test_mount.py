@@ -33,11 +33,11 @@ _config.add_node_extra_globals(
 
 @pytest.fixture(scope="module")
 def shim() -> str:
-    """``web/webmcp-shim.js`` as an expression whose value holds its exports (no import())."""
-    text = (ROOT / "web" / "webmcp-shim.js").read_text(encoding="utf-8")
-    body = text.replace("export function ", "function ")
-    assert "export " not in body, "the shim gained an export form this loader does not handle"
-    return "(() => {\n" + body + "\nreturn {createModelContext, isShim};\n})()"
+    """``web/webmcp-shim.js`` with the implementation it loads on first use inlined, as an
+    expression whose value holds its exports (no import())."""
+    from test_browser_model_context import shim_source
+
+    return shim_source()
 
 
 @run_in_pyodide(packages=["pysite-agent"])
