@@ -209,6 +209,11 @@ def output_mismatch_note(problems: Sequence[Problem]) -> str:
     )
 
 
+STALE_ERROR_NAME = "StaleToolsError"
+"""The error ``name`` a tool source raises when the page refuses a call because the tool's
+registration changed after the call was decided (worker mode's page-side check, see
+``web/worker-host.js``): the call's outcome is ``stale-tools``, as for the check here."""
+
 STALE_TEXT = (
     "stale-tools: the page's tools changed after this call was decided, so it was not run. "
     "Look at the current tools and ask again if it is still needed."
@@ -279,6 +284,9 @@ async def execute(
         text = f"{tool.name} was cancelled before it finished."
         return Execution("threw", text, True, False, untrusted, duration_ms(started))
     except Exception as exc:  # noqa: BLE001 - a failing tool is a result for the model
+        if getattr(exc, "name", None) == STALE_ERROR_NAME:
+            # The page refused the call: the registration changed since it was decided.
+            return Execution("stale-tools", STALE_TEXT, True, False, False, duration_ms(started))
         detail = _describe(exc)
         text = truncate(f"{tool.name} failed: {detail}", max_result_chars)
         return Execution("threw", text, True, False, untrusted, duration_ms(started))

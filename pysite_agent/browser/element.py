@@ -35,6 +35,12 @@ Python -> JS (the ``bridge`` object the element passes to :func:`create_controll
     bridge.confirm(request_json, signal)    # -> Promise<boolean>: the confirmation card
     bridge.save(state_json)                 # optional: after each step, state() for the
                                             # element's record (README, "Across pages")
+    bridge.modelContext, bridge.languageModel  # optional: used instead of the page's
+                                            # document.modelContext and LanguageModel
+
+In a Web Worker (``web/worker.js``) the bridge's ``modelContext`` and ``languageModel`` are
+stand-ins that ask the page over the worker channel (docs/runtime.md), and ``js_values`` holds
+stand-ins for the site's JS options: this module runs the same on either side.
 
 ``event_json`` is exactly the event's JSON (its published shape). ``extra_json`` is the element's
 own channel: ``{"run": run_id}`` (the run the event belongs to: the ``run_id`` given to
@@ -196,11 +202,12 @@ def js_confirm(fn: Any) -> Callable[[ConfirmRequest], Any]:
     return confirm
 
 
-def build_model(config: ElementConfig, js_model: Any) -> ModelAdapter:
+def build_model(config: ElementConfig, js_model: Any, language_model: Any = None) -> ModelAdapter:
     """The model chain: ``options.model`` if given, else the ``models`` tokens in order.
 
-    ``chrome`` is Chrome's built-in model, ``proxy`` posts protocol v1 to ``proxy_url``,
-    ``demo`` is demo rules (not AI). More than one token: :func:`first_available`.
+    ``chrome`` is Chrome's built-in model (``language_model``: the ``LanguageModel`` object to
+    use, default the page's global), ``proxy`` posts protocol v1 to ``proxy_url``, ``demo`` is
+    demo rules (not AI). More than one token: :func:`first_available`.
     """
     if js_model is not None:
         return JsModel(js_model)
@@ -209,7 +216,7 @@ def build_model(config: ElementConfig, js_model: Any) -> ModelAdapter:
         if token == "chrome":
             from pysite_agent.models.chrome import chrome_built_in
 
-            models.append(chrome_built_in())
+            models.append(chrome_built_in(language_model=language_model))
         elif token == "proxy":
             from pysite_agent.models.proxy import proxy
 
@@ -220,14 +227,15 @@ def build_model(config: ElementConfig, js_model: Any) -> ModelAdapter:
     return models[0] if len(models) == 1 else first_available(*models)
 
 
-def build_tools(js_tools: Any, *, debugging_tools: bool = False) -> Any:
+def build_tools(js_tools: Any, model_context: Any = None, *, debugging_tools: bool = False) -> Any:
     """``options.tools`` (a JS object with ``getTools``/``executeTool``) as a tool source,
-    else the page's ``document.modelContext``; ``debugging_tools`` also offers the tools
-    annotated ``debugging: true`` (attribute ``debugging-tools``)."""
+    else ``model_context`` (the page's tools seen from a worker), else the page's
+    ``document.modelContext``; ``debugging_tools`` also offers the tools annotated
+    ``debugging: true`` (attribute ``debugging-tools``)."""
     from pysite_agent.tools.model_context import ModelContextSource
 
     if js_tools is None:
-        return ModelContextSource(debugging_tools=debugging_tools)
+        return ModelContextSource(model_context=model_context, debugging_tools=debugging_tools)
     if ffi.field(js_tools, "getTools") is None or ffi.field(js_tools, "executeTool") is None:
         raise ConfigError("options.tools must have getTools() and executeTool(tool, args)")
     return ModelContextSource(model_context=js_tools, debugging_tools=debugging_tools)
@@ -318,14 +326,20 @@ class ElementController:
                 config = parse_config(raw)
                 with contextlib.suppress(ValueError):
                     self._page = page_of(raw.get("pageUrl"))
-                model = build_model(config, ffi.field(js_values, "model"))
+                model = build_model(
+                    config,
+                    ffi.field(js_values, "model"),
+                    ffi.field(self._bridge, "languageModel"),
+                )
                 confirm_fn = ffi.field(js_values, "confirm")
                 if confirm_fn is not None and not callable(confirm_fn):
                     raise ConfigError("options.confirm must be a function")
                 confirm = js_confirm(confirm_fn) if confirm_fn is not None else self._card
                 tools = TitledSource(
                     build_tools(
-                        ffi.field(js_values, "tools"), debugging_tools=config.debugging_tools
+                        ffi.field(js_values, "tools"),
+                        ffi.field(self._bridge, "modelContext"),
+                        debugging_tools=config.debugging_tools,
                     )
                 )
                 agent = create_site_agent(

@@ -63,7 +63,8 @@ class AbortSignal:
         """Await ``awaitable`` unless the signal aborts first.
 
         On abort the awaitable (if it is a task or coroutine) is cancelled and
-        :class:`AbortedError` is raised at once, without waiting for it to finish.
+        :class:`AbortedError` is raised at once, without waiting for it to finish; an awaitable
+        that settles in the same turn as the abort does not win over it.
         """
         if self._aborted:
             if inspect.iscoroutine(awaitable):
@@ -83,8 +84,10 @@ class AbortSignal:
                 self._waiters.remove(waiter)
             if not waiter.done():
                 waiter.cancel()
-        if task.done():
+        if task.done() and not self._aborted:
             return task.result()
+        # Aborted (even if the awaitable settled in the same turn, e.g. failing *because* of
+        # the abort, as a model call across the worker channel does): the abort wins.
         task.cancel()
         # Retrieve the cancellation later so it is never reported as unhandled.
         task.add_done_callback(_consume)
