@@ -14,7 +14,9 @@ Paths, from the inside out:
   Chromium does);
 - ``native``: the same on Chromium's own ``document.modelContext`` (``--enable-features=WebMCP``);
 - ``element``: the whole ``<site-agent>`` path: a JS model object and a JS tool array in
-  ``element.options``, events to JS as JSON, the log rendered in the DOM; timed in JS.
+  ``element.options``, events to JS as JSON, the log rendered in the DOM; timed in JS. Twice:
+  ``element (worker)``, Python in a module worker (the default: every model call, tool listing,
+  tool call and event crosses the worker channel), and ``element (main)``, ``runtime="main"``.
 
 Target: median < 5 ms per step.
 
@@ -30,7 +32,8 @@ from browser_common import chromium, median, save, site
 
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <link rel="icon" href="data:,"><title>bridge</title></head><body>
-<site-agent models="demo"></site-agent>
+<site-agent id="worker" models="demo"></site-agent>
+<site-agent id="main" runtime="main" models="demo"></site-agent>
 <script type="module" src="/loader.js"></script></body></html>"""
 
 PYTHON = """
@@ -100,8 +103,8 @@ SETUP_JS = """async ({ kind, steps, runs, code }) => {
   }
 }"""
 
-ELEMENT_JS = """async ({ steps, runs }) => {
-  const el = document.querySelector('site-agent');
+ELEMENT_JS = """async ({ steps, runs, id }) => {
+  const el = document.getElementById(id);
   el.options = {
     maxSteps: steps + 1,
     model: { name: 'instant', respond: (r) => {
@@ -135,16 +138,20 @@ def run(native: bool, steps: int, runs: int) -> dict[str, list[float]]:
             lambda route: route.fulfill(status=200, content_type="text/html", body=PAGE),
         )
         page.goto(server.url + "bridge.html")
-        page.click("site-agent >> .launcher")
+        page.evaluate("document.querySelectorAll('site-agent').forEach((e) => e.show())")
         page.wait_for_function(
-            "document.querySelector('site-agent').state === 'ready'", timeout=120_000
+            "[...document.querySelectorAll('site-agent')].every((e) => e.state === 'ready')",
+            timeout=120_000,
         )
         kinds = ["native"] if native else ["python tools", "shim"]
         for kind in kinds:
             args = {"kind": kind, "steps": steps, "runs": runs, "code": PYTHON}
             out[kind] = page.evaluate(SETUP_JS, args)
         if not native:
-            out["element"] = page.evaluate(ELEMENT_JS, {"steps": steps, "runs": runs})
+            for mode in ("worker", "main"):
+                out[f"element ({mode})"] = page.evaluate(
+                    ELEMENT_JS, {"steps": steps, "runs": runs, "id": mode}
+                )
     return out
 
 
@@ -156,10 +163,10 @@ def main() -> None:
     samples = {**run(False, args.steps, args.runs), **run(True, args.steps, args.runs)}
     print(f"ms per tool step, median of {args.runs} runs of {args.steps} steps (min / max)")
     summary = {}
-    for kind in ("python tools", "shim", "native", "element"):
+    for kind in ("python tools", "shim", "native", "element (main)", "element (worker)"):
         values = samples[kind]
         summary[kind] = median(values)
-        print(f"  {kind:14} {median(values):7.2f}   ({min(values):.2f} / {max(values):.2f})")
+        print(f"  {kind:16} {median(values):7.2f}   ({min(values):.2f} / {max(values):.2f})")
     path = save(
         "browser_bridge",
         {"runs": args.runs, "steps": args.steps, "median_ms": summary, "samples": samples},

@@ -1,45 +1,162 @@
-// The element's connection to its Python controller (pysite_agent/browser/element.py).
+// The worker channel: requests, replies and notifications between the page (main thread)
+// and the worker that runs Python, over one MessagePort (or the Worker itself). Both sides
+// import this file; docs/runtime.md lists the methods, and
+// pysite_agent/schemas/worker-channel-v1.schema.json is the message schema.
 //
-// A connection is `{call(name, ...args), close()}`: `call` invokes one of the controller's
-// methods (configure, status, run, replay, evaluate, prepare, tools, abort, deny_pending,
-// reset) and returns what it returns (a JSON envelope string, or a promise of one); `close`
-// releases the controller.
-// inPageAgent() is the connection to a controller in this page's own Pyodide.
+// Every message is plain structured-clone data with `v: CHANNEL_VERSION`:
+//   {v, kind: 'request', id, method, params}     answered by exactly one reply
+//   {v, kind: 'reply', id, ok: true, value}      or {v, kind: 'reply', id, ok: false, error}
+//   {v, kind: 'abort', id}                       the request's AbortSignal fired
+//   {v, kind: 'progress', id, value}             the request's progress (e.g. a download)
+//   {v, kind: 'notify', method, params}          no reply
+// `error` is {name, message}. No SharedArrayBuffer and no functions cross: a value that cannot
+// be cloned fails at the sender (DataCloneError) and becomes an error reply.
 
-// `proxy.method(...)` would leave the bound-method PyProxy alive until garbage collection:
-// take it, call it, destroy it.
-export function callPy(proxy, name, ...args) {
-  const method = proxy[name];
+export const CHANNEL_VERSION = 1;
+
+const ERRORS = ['Error', 'TypeError', 'RangeError', 'SyntaxError', 'ReferenceError'];
+
+/** An Error (or DOMException) for an `error` field: the name is kept, so Python maps it. */
+export function toError(error) {
+  const name = String(error?.name || 'Error');
+  const message = String(error?.message ?? error ?? 'unknown error');
+  if (ERRORS.includes(name)) {
+    const e = new globalThis[name](message);
+    return e;
+  }
   try {
-    return method(...args);
-  } finally {
-    method.destroy();
+    return new DOMException(message, name);
+  } catch {
+    return Object.assign(new Error(message), { name });
   }
 }
 
+/** The `error` field for a thrown value. */
+export function fromError(error) {
+  return { name: String(error?.name || 'Error'), message: String(error?.message ?? error) };
+}
+
+export const abortError = (reason) =>
+  new DOMException(typeof reason === 'string' ? reason : 'The operation was aborted.', 'AbortError');
+
 /**
- * A controller in the page's own Pyodide `py`, created with the element's `bridge`.
- * Python's close() releases the agent; destroy() is the PyProxy's own (frees the proxy).
+ * One side of the channel. `handlers[method](params, {signal, progress})` answers requests
+ * (its return value or promise is the reply; a throw is an error reply; `progress(value)`
+ * reports progress); `notes[method](params)` receives notifications. `tap(direction, message)` sees every message (tests, debugging).
  */
-export function inPageAgent(py, bridge) {
-  const mod = py.pyimport('pysite_agent.browser.element');
-  let controller;
-  try {
-    controller = callPy(mod, 'create_controller', bridge);
-  } finally {
-    mod.destroy();
+export class Endpoint {
+  #port;
+  #handlers;
+  #notes;
+  #next = 1;
+  #pending = new Map(); // id -> {resolve, reject, onProgress}
+  #serving = new Map(); // id -> AbortController of a request we answer
+  tap = null;
+
+  constructor(port, handlers = {}, notes = {}) {
+    this.#port = port;
+    this.#handlers = handlers;
+    this.#notes = notes;
+    port.addEventListener('message', (event) => this.#receive(event.data));
+    port.start?.();
   }
-  return {
-    call: (name, ...args) => callPy(controller, name, ...args),
-    close() {
-      const owned = controller;
-      controller = null;
-      if (!owned) return;
+
+  #post(message) {
+    this.tap?.('out', message);
+    this.#port.postMessage(message);
+  }
+
+  /**
+   * Ask the other side; resolves to its reply's value. `signal` aborts (and tells it);
+   * `onProgress(value)` receives the request's progress reports.
+   */
+  request(method, params, signal, onProgress) {
+    if (signal?.aborted) return Promise.reject(abortError(signal.reason));
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        if (!this.#pending.delete(id)) return;
+        this.#post({ v: CHANNEL_VERSION, kind: 'abort', id });
+        reject(abortError(signal.reason));
+      };
+      const done = (fn) => (value) => {
+        signal?.removeEventListener('abort', onAbort);
+        fn(value);
+      };
+      this.#pending.set(id, { resolve: done(resolve), reject: done(reject), onProgress });
+      signal?.addEventListener('abort', onAbort, { once: true });
       try {
-        callPy(owned, 'close');
-      } finally {
-        owned.destroy();
+        this.#post({ v: CHANNEL_VERSION, kind: 'request', id, method, params });
+      } catch (error) {
+        this.#pending.delete(id);
+        done(reject)(error);
       }
-    },
-  };
+    });
+  }
+
+  notify(method, params) {
+    this.#post({ v: CHANNEL_VERSION, kind: 'notify', method, params });
+  }
+
+  /** Reject every request still waiting (the other side is gone). */
+  failAll(error) {
+    for (const { reject } of this.#pending.values()) reject(error);
+    this.#pending.clear();
+  }
+
+  #receive(message) {
+    this.tap?.('in', message);
+    if (!message || message.v !== CHANNEL_VERSION) {
+      console.warn('site-agent channel: ignored a message of another version', message?.v);
+      return;
+    }
+    if (message.kind === 'reply') {
+      const entry = this.#pending.get(message.id);
+      if (!entry) return; // aborted meanwhile
+      this.#pending.delete(message.id);
+      if (message.ok) entry.resolve(message.value);
+      else entry.reject(toError(message.error));
+    } else if (message.kind === 'request') {
+      this.#serve(message);
+    } else if (message.kind === 'progress') {
+      try {
+        this.#pending.get(message.id)?.onProgress?.(message.value);
+      } catch (error) {
+        console.error('site-agent channel: a progress callback failed', error);
+      }
+    } else if (message.kind === 'abort') {
+      this.#serving.get(message.id)?.abort(abortError());
+    } else if (message.kind === 'notify') {
+      try {
+        this.#notes[message.method]?.(message.params);
+      } catch (error) {
+        console.error(`site-agent channel: ${message.method} failed`, error);
+      }
+    }
+  }
+
+  async #serve({ id, method, params }) {
+    const controller = new AbortController();
+    this.#serving.set(id, controller);
+    let reply;
+    try {
+      const handler = this.#handlers[method];
+      if (!handler) throw new TypeError(`unknown channel method ${method}`);
+      const progress = (value) => {
+        if (this.#serving.has(id)) this.#post({ v: CHANNEL_VERSION, kind: 'progress', id, value });
+      };
+      const value = await handler(params, { signal: controller.signal, progress });
+      reply = { v: CHANNEL_VERSION, kind: 'reply', id, ok: true, value: value ?? null };
+    } catch (error) {
+      reply = { v: CHANNEL_VERSION, kind: 'reply', id, ok: false, error: fromError(error) };
+    } finally {
+      this.#serving.delete(id);
+    }
+    try {
+      this.#post(reply);
+    } catch (error) {
+      // The value cannot be cloned: the asker gets a readable error instead.
+      this.#post({ v: CHANNEL_VERSION, kind: 'reply', id, ok: false, error: fromError(error) });
+    }
+  }
 }

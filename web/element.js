@@ -19,6 +19,7 @@ export const DEFAULT_STRINGS = {
   you: 'You:',
   assistant: 'Assistant:',
   loading: 'Starting the assistant…',
+  queued: 'Your message is sent as soon as the assistant is ready.',
   'loading.runtime': 'Loading Python…',
   'loading.packages': 'Loading packages…',
   'loading.import': 'Starting the agent…',
@@ -353,7 +354,10 @@ export class SiteAgentElement extends HTMLElement {
     if (this.#ready) return this.#ready;
     this.#ready = (async () => {
       this.#setState('loading');
-      this.#agent = await connectAgent(this.#bridge(), { onProgress: (p) => this.#bootProgress(p) });
+      this.#agent = await connectAgent(this.#bridge(), {
+        onProgress: (p) => this.#bootProgress(p),
+        runtime: this.getAttribute('runtime') || undefined,
+      });
       await this.#configure(false);
       if (this.#persists()) await this.#openVisit().catch(() => {});
       await this.#restoreRun();
@@ -454,7 +458,7 @@ export class SiteAgentElement extends HTMLElement {
     this.#progressLine.text.textContent = label;
     if (fraction === null || !Number.isFinite(fraction)) this.#progressLine.bar.removeAttribute('value');
     else this.#progressLine.bar.value = Math.max(0, Math.min(1, fraction));
-    ui.status.textContent = label;
+    ui.status.textContent = this.#queued ? this.#t('queued') : label;
   }
 
   #setState(state, error) {
@@ -701,17 +705,34 @@ export class SiteAgentElement extends HTMLElement {
     event.preventDefault();
     const text = this.#ui.input.value.trim();
     if (!text) return;
-    if (this.#running) {
+    if (this.#running || this.#queued) {
       this.#ui.status.textContent = this.#t('busy');
       return;
     }
     this.#ui.input.value = '';
+    if (this.#state !== 'ready') {
+      // Python is still starting: show the message at once; it runs when the agent is ready.
+      const line = this.#message('user', text);
+      line.classList.add('queued');
+      this.#queued = { line, note: this.#note(this.#t('queued')) };
+      this.#ui.status.textContent = this.#t('queued');
+    }
     try {
       await this.#run(text);
     } catch (error) {
+      if (this.#queued && !this.#ui.input.value) this.#ui.input.value = text; // nothing lost
+      this.#unqueue();
       if (error.code === 'busy') this.#ui.status.textContent = this.#t('busy');
       else if (error.code !== 'config') this.#note(this.#t('error', { message: error.message }), 'error');
     }
+  }
+
+  #queued = null; // {line, note}: a message sent while Python was starting
+
+  #unqueue() {
+    this.#queued?.line.remove();
+    this.#queued?.note.remove();
+    this.#queued = null;
   }
 
   async #run(text, handle = null) {
@@ -755,6 +776,7 @@ export class SiteAgentElement extends HTMLElement {
   }
 
   #started(text, run) {
+    this.#unqueue();
     this.#currentRun = run ?? null;
     this.#running = true;
     this.#message('user', text);

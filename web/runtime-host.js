@@ -3,7 +3,6 @@
 // starts, and fans boot.js's progress out to every element waiting; connectAgent() gives an
 // element its connection to a Python controller (web/channel.js). No UI lives here; the
 // configuration is web/runtime.js's.
-import { inPageAgent } from './channel.js';
 import { mark, runtimeSettings } from './runtime.js';
 
 let runtime = null;
@@ -14,7 +13,7 @@ const progressListeners = new Set();
  * in script-src. A policy that blocks it can leave the start hanging instead of failing;
  * this turns a violation by our own files (under `folders`) into an error.
  */
-function watchCSP(folders) {
+export function watchCSP(folders) {
   const controller = new AbortController();
   let stop = () => {};
   const ours = (file) => !!file && folders.some((folder) => file.startsWith(folder));
@@ -78,14 +77,62 @@ export function loadRuntime({ onProgress } = {}) {
   runtime.then(done, done);
   return runtime;
 }
+// `proxy.method(...)` would leave the bound-method PyProxy alive until garbage collection:
+// take it, call it, destroy it.
+export function callPy(proxy, name, ...args) {
+  const method = proxy[name];
+  try {
+    return method(...args);
+  } finally {
+    method.destroy();
+  }
+}
+
 /**
- * Starts Python (see loadRuntime) and connects one element to a fresh Python controller.
- * `bridge` is the element's side ({emit, started, confirm}, see
- * pysite_agent/browser/element.py); `onProgress` gets boot.js's reports, then
- * `{phase: 'agent'}`. Resolves to the connection ({call(name, ...args), close()},
- * web/channel.js).
+ * A controller in the page's own Pyodide `py`, created with the element's `bridge`: the
+ * connection `{call(name, ...args), close()}`. Python's close() releases the agent; destroy()
+ * is the PyProxy's own (frees the proxy).
  */
-export async function connectAgent(bridge, { onProgress } = {}) {
+export function inPageAgent(py, bridge) {
+  const mod = py.pyimport('pysite_agent.browser.element');
+  let controller;
+  try {
+    controller = callPy(mod, 'create_controller', bridge);
+  } finally {
+    mod.destroy();
+  }
+  return {
+    call: (name, ...args) => callPy(controller, name, ...args),
+    close() {
+      const owned = controller;
+      controller = null;
+      if (!owned) return;
+      try {
+        callPy(owned, 'close');
+      } finally {
+        owned.destroy();
+      }
+    },
+  };
+}
+
+/**
+ * Starts Python and connects one element to a fresh Python controller. `bridge` is the
+ * element's side ({emit, started, confirm}, see pysite_agent/browser/element.py);
+ * `onProgress` gets boot.js's reports, then `{phase: 'agent'}`; `runtime` is 'worker' (a
+ * module Web Worker, web/worker-host.js) or 'main' (this page's own Pyodide, loadRuntime()).
+ * Resolves to the connection `{call(name, ...args), close()}`: the same calls either way.
+ */
+export async function connectAgent(bridge, { onProgress, runtime } = {}) {
+  let mode = runtime || runtimeSettings().runtime;
+  if (mode !== 'worker' && mode !== 'main') {
+    console.warn(`<site-agent>: runtime="${mode}" is neither "worker" nor "main"; using "worker".`);
+    mode = 'worker';
+  }
+  if (mode === 'worker') {
+    const host = await import('./worker-host.js');
+    return host.connectWorkerAgent(bridge, { onProgress, watchCSP });
+  }
   const py = await loadRuntime({ onProgress });
   onProgress?.({ phase: 'agent' });
   return inPageAgent(py, bridge);

@@ -18,7 +18,9 @@ export const mark = (name) => {
  * too, and loses to this). Options: `indexURL` (Pyodide's folder; default `pyodide/` next to
  * loader.js), `lockFileURL`, `packages`, `pyodide` (a running Pyodide, a promise of one or a
  * function returning either: PyScript pages), `bootURL` (default `web/boot.js`), `snapshot`
- * (false: never keep a memory snapshot in the visitor's Cache Storage; docs/bundle.md).
+ * (false: never keep a memory snapshot in the visitor's Cache Storage; docs/bundle.md),
+ * `runtime` ('worker': the agent's Python runs in a module Web Worker, the default; 'main': in
+ * the page, the default when `pyodide` is given; an element's `runtime` attribute wins).
  */
 export function configureRuntime(options = {}) {
   Object.assign(runtimeOptions, options);
@@ -28,7 +30,10 @@ export function setBaseURL(url) {
   base = new URL('./', url).href;
 }
 
-/** The merged settings: Pyodide's folder and lock, packages, a given Pyodide, boot.js. */
+/**
+ * The merged settings: Pyodide's folder and lock, packages, a given Pyodide, boot.js, and
+ * where the agent's Python runs (`runtime`: 'worker' by default, 'main' with a given Pyodide).
+ */
 export function runtimeSettings() {
   const o = { ...(globalThis.pysiteAgent || {}), ...runtimeOptions };
   const dir = (url) => {
@@ -39,7 +44,14 @@ export function runtimeSettings() {
   if (o.lockFileURL) out.lockFileURL = new URL(o.lockFileURL, base).href;
   if (o.packages) out.packages = o.packages;
   if (o.snapshot === false) out.snapshot = false;
-  return { base, settings: out, pyodide: o.pyodide, bootURL: new URL(o.bootURL ?? 'web/boot.js', base).href };
+  return {
+    base,
+    settings: out,
+    pyodide: o.pyodide,
+    bootURL: new URL(o.bootURL ?? 'web/boot.js', base).href,
+    // A page's own running Pyodide lives on the main thread, so the agent does too.
+    runtime: o.runtime ?? (o.pyodide ? 'main' : 'worker'),
+  };
 }
 
 /**

@@ -207,12 +207,33 @@ def test_a_strict_content_security_policy_with_wasm_unsafe_eval_works(open_page:
     assert radius == "12px"  # the element's styles applied under the policy
 
 
-def test_a_policy_without_wasm_unsafe_eval_fails_with_a_clear_message(open_page: Any) -> None:
-    page = open_page(csp=STRICT_CSP.format(extra=""))
+def test_a_policy_without_wasm_unsafe_eval_fails_with_a_clear_message_on_the_main_thread(
+    open_page: Any,
+) -> None:
+    page = open_page('runtime="main"', csp=STRICT_CSP.format(extra=""))
     page.click("site-agent >> .launcher")
     wait_until(page, f"() => {EL}.state === 'failed'")
     text = page.inner_text("site-agent >> .failed")
     assert "Content-Security-Policy blocks 'wasm-unsafe-eval'" in text
+
+
+def test_in_worker_mode_the_worker_follows_its_own_policy_not_the_pages(open_page: Any) -> None:
+    """A module worker loaded from the page's origin gets the policy its own script's response
+    carries (CSP 3, "Initialize a worker's policy container"); the page's policy, here without
+    'wasm-unsafe-eval', applies only to creating it (worker-src, falling back to script-src
+    'self'). So worker mode starts; a site that wants WebAssembly blocked must send that
+    policy with web/worker.js too."""
+    page = open_page(csp=STRICT_CSP.format(extra=""))
+    page.click("site-agent >> .launcher")
+    wait_until(page, f"() => {EL}.state === 'ready'")
+    assert page.evaluate(f"() => {EL}.ask('hello')")["status"] == "answered"
+
+
+def test_a_policy_that_forbids_the_worker_fails_with_a_message(open_page: Any) -> None:
+    page = open_page(csp=STRICT_CSP.format(extra="'wasm-unsafe-eval'") + "; worker-src 'none'")
+    page.click("site-agent >> .launcher")
+    wait_until(page, f"() => {EL}.state === 'failed'")
+    assert "must allow it in worker-src" in page.inner_text("site-agent >> .failed")
 
 
 def test_demo_page_is_served_at_the_root(page: Any, site: Any) -> None:

@@ -1,0 +1,176 @@
+// Worker mode, the worker's side: a module Web Worker that starts Python with bootPython()
+// (web/boot.js) and runs one Python controller (pysite_agent/browser/element.py) per element.
+// What only the page has reaches Python through stand-ins with the same API surface, which
+// ask the page over the worker channel (web/channel.js, docs/runtime.md):
+//   - modelContext: getTools(), executeTool(tool, args, {signal}) and "toolchange" events;
+//     a listed tool is a description with a `handle` that the page keeps;
+//   - languageModel: the Prompt API's availability(options), create({monitor, signal, ...})
+//     and a session's prompt(input, {signal, ...}) and destroy();
+//   - the site's options.model / options.confirm / options.tools, and the element's card.
+// Python sees JS objects here exactly as on the main thread, so the tool source and the model
+// adapters do not know which runtime hosts them.
+import { Endpoint, abortError } from './channel.js';
+
+let py = null;
+const agents = new Map(); // agent id -> {controller, sources: Map<source key, EventTarget[]>}
+
+// `proxy.method(...)` would leave the bound-method PyProxy alive: take it, call it, destroy it.
+function callPy(proxy, name, ...args) {
+  const method = proxy[name];
+  try {
+    return method(...args);
+  } finally {
+    method.destroy();
+  }
+}
+
+const handlers = {};
+const notes = {};
+const endpoint = new Endpoint(self, handlers, notes);
+
+function toolSource(agent, key, state) {
+  const target = new EventTarget();
+  target.getTools = () => endpoint.request('tools.list', { agent, source: key });
+  target.executeTool = (tool, args, options) =>
+    endpoint.request('tools.execute', { agent, handle: tool?.handle ?? null, args }, options?.signal);
+  state.sources.set(key, [...(state.sources.get(key) ?? []), target]);
+  return target;
+}
+
+function languageModel(agent) {
+  return {
+    availability: (options) => endpoint.request('lm.availability', { agent, options: options ?? null }),
+    async create(options = {}) {
+      const { signal, monitor, ...rest } = options ?? {};
+      let onProgress;
+      if (typeof monitor === 'function') {
+        const m = new EventTarget();
+        monitor(m);
+        onProgress = (loaded) =>
+          m.dispatchEvent(Object.assign(new Event('downloadprogress'), { loaded }));
+      }
+      const params = { agent, options: rest, monitor: !!onProgress };
+      const { session } = await endpoint.request('lm.create', params, signal, onProgress);
+      return {
+        prompt(input, more = {}) {
+          const { signal: promptSignal, ...options } = more ?? {};
+          return endpoint.request('lm.prompt', { agent, session, input, options }, promptSignal);
+        },
+        destroy: () => endpoint.notify('lm.destroy', { agent, session }),
+      };
+    },
+  };
+}
+
+/** The JS values Python's configure()/replay() take, as stand-ins for the page's. */
+function jsValues(agent, state, descriptor) {
+  const values = {};
+  const model = descriptor?.model;
+  if (model) {
+    const slot = model.slot;
+    const stand = {};
+    if (model.name) stand.name = model.name;
+    if (model.respond) {
+      stand.respond = ({ signal, ...request }) =>
+        endpoint.request('model.respond', { agent, slot, request }, signal);
+    }
+    if (model.availability) {
+      stand.availability = () => endpoint.request('model.availability', { agent, slot });
+    }
+    if (model.prepare) {
+      stand.prepare = ({ onProgress, signal } = {}) =>
+        endpoint.request('model.prepare', { agent, slot }, signal, (v) => onProgress?.(v));
+    }
+    values.model = stand;
+  }
+  const confirm = descriptor?.confirm;
+  if (confirm === 'recorded') values.confirm = 'recorded';
+  else if (confirm) {
+    values.confirm = confirm.callable
+      ? (request, options) =>
+        endpoint.request('confirm.call', { agent, slot: confirm.slot, request }, options?.signal)
+      : 'not a function'; // Python says options.confirm must be a function
+  }
+  const tools = descriptor?.tools;
+  if (tools) values.tools = tools.valid ? toolSource(agent, tools.slot, state) : {};
+  if (descriptor?.preApproved != null) values.preApproved = descriptor.preApproved;
+  return values;
+}
+
+function bridge(agent, state) {
+  return {
+    emit: (event, extra) => endpoint.notify('bridge.emit', { agent, event, extra }),
+    started: (text, run) => endpoint.notify('bridge.started', { agent, text, run }),
+    confirm: (request, signal) => endpoint.request('bridge.confirm', { agent, request }, signal),
+    // Where the page's globals would be read on the main thread:
+    modelContext: toolSource(agent, 'page', state),
+    languageModel: languageModel(agent),
+  };
+}
+
+const METHODS = ['configure', 'status', 'run', 'replay', 'prepare', 'tools', 'abort', 'reset'];
+
+Object.assign(handlers, {
+  async boot({ settings, bootURL }, { signal, progress }) {
+    if (py) return true;
+    const { bootPython } = await import(bootURL);
+    py = await bootPython({
+      ...settings,
+      signal,
+      onProgress: progress,
+      // The page marks it (site-agent:snapshot, site-agent:snapshot-saved) for benchmarks.
+      onSnapshot: (info) => endpoint.notify('boot.snapshot', info),
+    });
+    return true;
+  },
+  'agent.open': ({ agent }) => {
+    const state = { sources: new Map(), controller: null };
+    const mod = py.pyimport('pysite_agent.browser.element');
+    try {
+      state.controller = callPy(mod, 'create_controller', bridge(agent, state));
+    } finally {
+      mod.destroy();
+    }
+    agents.set(agent, state);
+    return true;
+  },
+  'agent.call': async ({ agent, name, args }, { progress }) => {
+    const state = agents.get(agent);
+    if (!state) throw abortError('the element was removed');
+    if (!METHODS.includes(name)) throw new TypeError(`unknown controller method ${name}`);
+    let call = args ?? [];
+    if (name === 'configure') {
+      for (const key of [...state.sources.keys()]) if (key !== 'page') state.sources.delete(key);
+    }
+    if (name === 'configure' || name === 'replay') call = [call[0], jsValues(agent, state, call[1])];
+    else if (name === 'prepare') call = [(fraction) => progress(fraction)];
+    return (await callPy(state.controller, name, ...call)) ?? null;
+  },
+});
+
+Object.assign(notes, {
+  'agent.close': ({ agent }) => {
+    const state = agents.get(agent);
+    agents.delete(agent);
+    if (!state) return;
+    try {
+      callPy(state.controller, 'close');
+    } finally {
+      state.controller.destroy();
+    }
+  },
+  'tools.change': ({ agent, source }) => {
+    for (const target of agents.get(agent)?.sources.get(source) ?? []) {
+      target.dispatchEvent(new Event('toolchange'));
+    }
+  },
+});
+
+// A Content-Security-Policy of this worker's own that blocks WebAssembly: say so.
+self.addEventListener('securitypolicyviolation', (event) => {
+  if (event.blockedURI === 'wasm-eval' || event.blockedURI === 'eval') {
+    console.error(
+      `<site-agent>: the worker's Content-Security-Policy blocks ${event.blockedURI === 'eval' ? "'unsafe-eval'" : "'wasm-unsafe-eval'"}, which Python (Pyodide) needs in script-src.`,
+    );
+  }
+});
