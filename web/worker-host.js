@@ -95,10 +95,10 @@ class AgentHost {
   }
 
   /** Stop (abort) or reset: abort here at once, then in Python; nothing starts meanwhile. */
-  stop(name) {
+  stop(name, args) {
     this.halted += 1;
     for (const controller of this.running) controller.abort(abortError('stopped by the visitor'));
-    const done = this.endpoint.request('agent.call', { agent: this.id, name, args: [] });
+    const done = this.endpoint.request('agent.call', { agent: this.id, name, args });
     done.then(() => {}, () => {}).finally(() => {
       this.halted -= 1;
     });
@@ -263,6 +263,22 @@ class AgentHost {
     });
   }
 
+  /** Keep a Prompt API session here; the worker gets its id, sizes and events. */
+  keep(session) {
+    const id = this.nextId++;
+    this.sessions.set(id, session);
+    session.addEventListener?.('contextoverflow', () => {
+      this.endpoint.notify('lm.event', { agent: this.id, session: id, type: 'contextoverflow' });
+    });
+    return { session: id, usage: usage(session) };
+  }
+
+  session(id) {
+    const session = this.sessions.get(id);
+    if (!session) throw new DOMException('The session was destroyed.', 'InvalidStateError');
+    return session;
+  }
+
   close() {
     if (this.closed) return;
     this.closed = true;
@@ -282,6 +298,11 @@ class AgentHost {
     this.endpoint.notify('agent.close', { agent: this.id });
   }
 }
+
+const usage = (session) => ({
+  contextWindow: Number.isFinite(session.contextWindow) ? session.contextWindow : null,
+  contextUsage: Number.isFinite(session.contextUsage) ? session.contextUsage : null,
+});
 
 function languageModel() {
   const lm = globalThis.LanguageModel;
@@ -327,17 +348,43 @@ function handlers(agents) {
             progress(event.loaded);
           });
         }
-        const session = await languageModel().create(options);
-        const sid = a.nextId++;
-        a.sessions.set(sid, session);
-        return { session: sid };
+        return a.keep(await languageModel().create(options));
       });
+    },
+    'lm.clone': (p, { signal }) => {
+      const a = host(p);
+      const session = a.session(p.session);
+      return a.guard(signal, async (inner) => a.keep(await session.clone({ ...(p.options ?? {}), signal: inner })));
     },
     'lm.prompt': (p, { signal }) => {
       const a = host(p);
-      const session = a.sessions.get(p.session);
-      if (!session) throw new DOMException('The session was destroyed.', 'InvalidStateError');
-      return a.guard(signal, (inner) => session.prompt(p.input, { ...(p.options ?? {}), signal: inner }));
+      const session = a.session(p.session);
+      return a.guard(signal, async (inner) => {
+        const value = await session.prompt(p.input, { ...(p.options ?? {}), signal: inner });
+        return { value, usage: usage(session) };
+      });
+    },
+    'lm.stream': (p, { signal, progress }) => {
+      const a = host(p);
+      const session = a.session(p.session);
+      return a.guard(signal, async (inner) => {
+        const reader = session.promptStreaming(p.input, { ...(p.options ?? {}), signal: inner }).getReader();
+        try {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            progress(value);
+          }
+        } finally {
+          reader.releaseLock();
+        }
+        return { usage: usage(session) };
+      });
+    },
+    'lm.measure': (p, { signal }) => {
+      const a = host(p);
+      const session = a.session(p.session);
+      return a.guard(signal, (inner) => session.measureContextUsage(p.input, { ...(p.options ?? {}), signal: inner }));
     },
   };
 }
@@ -446,7 +493,7 @@ export async function connectWorkerAgent(bridge, { onProgress, watchCSP }) {
   return {
     call(name, ...args) {
       if (host.closed) throw new Error('The element was removed.');
-      if (name === 'abort' || name === 'reset') return host.stop(name);
+      if (name === 'abort' || name === 'reset') return host.stop(name, args);
       if (name === 'configure') return host.configure(...args);
       if (name === 'replay') return host.replay(...args);
       if (name === 'prepare') return host.prepare(args[0]);

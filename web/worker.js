@@ -5,7 +5,8 @@
 //   - modelContext: getTools(), executeTool(tool, args, {signal}) and "toolchange" events;
 //     a listed tool is a description with a `handle` that the page keeps;
 //   - languageModel: the Prompt API's availability(options), create({monitor, signal, ...})
-//     and a session's prompt(input, {signal, ...}) and destroy();
+//     and a session's prompt(), promptStreaming(), measureContextUsage(), clone(), destroy(),
+//     contextWindow/contextUsage and its contextoverflow event;
 //   - the site's options.model / options.confirm / options.tools, and the element's card.
 // Python sees JS objects here exactly as on the main thread, so the tool source and the model
 // adapters do not know which runtime hosts them.
@@ -37,10 +38,69 @@ function toolSource(agent, key, state) {
   return target;
 }
 
+const sessions = new Map(); // "agent:session" -> the session stand-in (for its events)
+
+/** A Prompt API session kept by the page, seen from here: the same members. */
+function sessionOf(agent, info) {
+  const session = info.session;
+  const target = new EventTarget();
+  let usage = info.usage ?? {};
+  const update = (next) => {
+    if (next) usage = next;
+  };
+  Object.defineProperties(target, {
+    contextWindow: { get: () => usage.contextWindow ?? undefined },
+    contextUsage: { get: () => usage.contextUsage ?? undefined },
+  });
+  const split = (more) => {
+    const { signal, ...options } = more ?? {};
+    return [signal, options];
+  };
+  target.prompt = async (input, more) => {
+    const [signal, options] = split(more);
+    const reply = await endpoint.request('lm.prompt', { agent, session, input, options }, signal);
+    update(reply.usage);
+    return reply.value;
+  };
+  target.promptStreaming = (input, more) => {
+    const [signal, options] = split(more);
+    const controller = new AbortController();
+    signal?.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+    if (signal?.aborted) controller.abort(signal.reason);
+    return new ReadableStream({
+      start(stream) {
+        endpoint
+          .request('lm.stream', { agent, session, input, options }, controller.signal, (chunk) => {
+            stream.enqueue(chunk);
+          })
+          .then((reply) => {
+            update(reply.usage);
+            stream.close();
+          }, (error) => stream.error(error));
+      },
+      cancel: () => controller.abort(),
+    });
+  };
+  target.measureContextUsage = (input, more) => {
+    const [signal, options] = split(more);
+    return endpoint.request('lm.measure', { agent, session, input, options }, signal);
+  };
+  target.clone = async (more) => {
+    const [signal, options] = split(more);
+    return sessionOf(agent, await endpoint.request('lm.clone', { agent, session, options }, signal));
+  };
+  target.destroy = () => {
+    sessions.delete(`${agent}:${session}`);
+    endpoint.notify('lm.destroy', { agent, session });
+  };
+  sessions.set(`${agent}:${session}`, target);
+  return target;
+}
+
 function languageModel(agent) {
   return {
     availability: (options) => endpoint.request('lm.availability', { agent, options: options ?? null }),
-    async create(options = {}) {
+    async create(options) {
       const { signal, monitor, ...rest } = options ?? {};
       let onProgress;
       if (typeof monitor === 'function') {
@@ -50,14 +110,7 @@ function languageModel(agent) {
           m.dispatchEvent(Object.assign(new Event('downloadprogress'), { loaded }));
       }
       const params = { agent, options: rest, monitor: !!onProgress };
-      const { session } = await endpoint.request('lm.create', params, signal, onProgress);
-      return {
-        prompt(input, more = {}) {
-          const { signal: promptSignal, ...options } = more ?? {};
-          return endpoint.request('lm.prompt', { agent, session, input, options }, promptSignal);
-        },
-        destroy: () => endpoint.notify('lm.destroy', { agent, session }),
-      };
+      return sessionOf(agent, await endpoint.request('lm.create', params, signal, onProgress));
     },
   };
 }
@@ -108,7 +161,10 @@ function bridge(agent, state) {
   };
 }
 
-const METHODS = ['configure', 'status', 'run', 'replay', 'prepare', 'tools', 'abort', 'reset'];
+const METHODS = [
+  'configure', 'status', 'run', 'replay', 'evaluate', 'prepare', 'tools', 'abort', 'deny_pending',
+  'reset',
+];
 
 Object.assign(handlers, {
   async boot({ settings, bootURL }, { signal, progress }) {
@@ -150,6 +206,7 @@ Object.assign(handlers, {
 
 Object.assign(notes, {
   'agent.close': ({ agent }) => {
+    for (const key of [...sessions.keys()]) if (key.startsWith(`${agent}:`)) sessions.delete(key);
     const state = agents.get(agent);
     agents.delete(agent);
     if (!state) return;
@@ -158,6 +215,9 @@ Object.assign(notes, {
     } finally {
       state.controller.destroy();
     }
+  },
+  'lm.event': ({ agent, session, type }) => {
+    sessions.get(`${agent}:${session}`)?.dispatchEvent(new Event(type));
   },
   'tools.change': ({ agent, source }) => {
     for (const target of agents.get(agent)?.sources.get(source) ?? []) {

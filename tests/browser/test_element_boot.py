@@ -184,7 +184,8 @@ def test_a_page_can_hand_in_its_own_running_pyodide(open_page: Any, site: Any) -
           window.pysiteAgent = { pyodide: window.pageOwn };
         </script>"""
     )
-    page.click("site-agent >> .launcher")
+    # The page's own Pyodide starts on the main thread and blocks it meanwhile.
+    page.locator("site-agent >> .launcher").click(timeout=60_000)
     page.wait_for_function(f"{EL}.state === 'ready'", timeout=60_000)
     same = page.evaluate(
         "async () => (await (await import('/loader.js')).loadRuntime()) === (await window.pageOwn)"
