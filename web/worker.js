@@ -154,6 +154,7 @@ function bridge(agent, state) {
   return {
     emit: (event, extra) => endpoint.notify('bridge.emit', { agent, event, extra }),
     started: (text, run) => endpoint.notify('bridge.started', { agent, text, run }),
+    save: (state) => endpoint.notify('bridge.save', { agent, state }),
     confirm: (request, signal) => endpoint.request('bridge.confirm', { agent, request }, signal),
     // Where the page's globals would be read on the main thread:
     modelContext: toolSource(agent, 'page', state),
@@ -163,7 +164,7 @@ function bridge(agent, state) {
 
 const METHODS = [
   'configure', 'status', 'run', 'replay', 'evaluate', 'prepare', 'tools', 'abort', 'deny_pending',
-  'reset',
+  'reset', 'state', 'restore',
 ];
 
 Object.assign(handlers, {
