@@ -40,6 +40,7 @@ PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">
 <title>worker channel</title>
 <script>
+  sessionStorage.clear();  // each test page starts a new visit (no conversation carried over)
   window.__channel = [];
   window.pysiteAgentChannelTap = (direction, message) =>
     window.__channel.push({ direction, message });
