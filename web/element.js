@@ -403,7 +403,8 @@ export class SiteAgentElement extends HTMLElement {
     if (Array.isArray(values.tools)) {
       // An array of tool descriptors: give them their own page-local model context.
       const context = createModelContext();
-      for (const tool of values.tools) context.registerTool(tool);
+      // Registered before Python lists them (the shim loads its implementation on first use).
+      values.registered = Promise.all(values.tools.map((tool) => context.registerTool(tool)));
       values.tools = context;
     }
     return [JSON.stringify(config), values];
@@ -411,6 +412,10 @@ export class SiteAgentElement extends HTMLElement {
 
   async #configure(fresh) {
     const [config, values] = this.#settings();
+    if (values.registered) {
+      await values.registered.catch(() => {}); // a refused tool is simply not listed
+      delete values.registered;
+    }
     const text = await this.#call('configure', config, values);
     const envelope = JSON.parse(text);
     if (envelope.ok) {
