@@ -224,7 +224,10 @@ class AgentHost {
       const fingerprint = JSON.stringify(described);
       this.handles.set(handle, { key, raw: tool, name: described.name, fingerprint });
       handles.push(handle);
-      out.push({ ...described, handle });
+      // A <form toolname> without toolautosubmit ends when the visitor submits it: Python,
+      // which has no document in the worker, waits for the visitor instead of the tool timeout.
+      const waits = key === 'page' && formWaits(described.name);
+      out.push(waits ? { ...described, handle, waitsForVisitor: true } : { ...described, handle });
     }
     // Keep the handles of the latest few listings of this source (a run lists, then checks).
     const recent = this.listings.get(key) ?? [];
@@ -308,6 +311,16 @@ function languageModel() {
   const lm = globalThis.LanguageModel;
   if (!lm) throw new DOMException('LanguageModel is not available in this browser.', 'NotSupportedError');
   return lm;
+}
+
+/** Whether the page has a `<form toolname=name>` that waits for the visitor's submit. */
+function formWaits(name) {
+  try {
+    const form = globalThis.document?.querySelector(`form[toolname="${CSS.escape(name)}"]`);
+    return !!form && !form.hasAttribute('toolautosubmit');
+  } catch {
+    return false;
+  }
 }
 
 function handlers(agents) {

@@ -294,12 +294,18 @@ class ModelContextSource:
             input_schema=read_input_schema(ffi.field(raw, "inputSchema")),
             annotations=annotations,
             output_schema=read_input_schema(ffi.field(raw, "outputSchema"), "outputSchema"),
-            waits_for_visitor=self._form_waits(name),
+            waits_for_visitor=self._form_waits(name, raw),
         )
 
-    def _form_waits(self, name: str) -> bool:
-        """Whether ``name`` is a ``<form toolname>`` without ``toolautosubmit``."""
-        if self._document is None or not _NAME.fullmatch(name):
+    def _form_waits(self, name: str, raw: Any) -> bool:
+        """Whether ``name`` is a ``<form toolname>`` without ``toolautosubmit``.
+
+        In a worker there is no document: the page's side of the worker channel marks such a
+        tool with ``waitsForVisitor: true`` when it lists the page's tools (``docs/runtime.md``).
+        """
+        if self._document is None:
+            return ffi.field(raw, "waitsForVisitor") is True
+        if not _NAME.fullmatch(name):
             return False
         try:
             form = self._document.querySelector(f'form[toolname="{name}"]')
