@@ -76,6 +76,24 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``@pytest.mark.runtimes("chrome")``: the test applies only to those runtimes, so its
+    items for the others are deselected (not skipped: a skip would hide a test that could not
+    run where it should)."""
+    keep, drop = [], []
+    for item in items:
+        marker = item.get_closest_marker("runtimes")
+        callspec = getattr(item, "callspec", None)
+        runtime = callspec.params.get("runtime") if callspec is not None else None
+        if marker is not None and runtime is not None and runtime not in marker.args:
+            drop.append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if SUMMARY:
         terminalreporter.section("pyodide")

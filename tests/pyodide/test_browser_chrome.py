@@ -208,7 +208,7 @@ def fake_lm() -> str:
 
 def needs_chromium(selenium: Any) -> None:
     if selenium.browser != "chrome":
-        pytest.skip("needs Chromium; this runtime is " + selenium.browser)
+        pytest.fail("needs Chromium; this runtime is " + selenium.browser)
 
 
 @run_in_pyodide(packages=["pysite-agent"])
@@ -396,6 +396,7 @@ async def test_native_tool_use_one_base_session_and_streamed_text(selenium, fake
     assert lm.state.destroyed == 4  # the base session too
 
 
+@pytest.mark.runtimes("node")
 @run_in_pyodide(packages=["pysite-agent"])
 async def test_prepare_needs_activation_then_reports_progress(selenium, fake_lm):
     import pytest
@@ -406,7 +407,7 @@ async def test_prepare_needs_activation_then_reports_progress(selenium, fake_lm)
     from pysite_agent.models.chrome import chrome_built_in
 
     if run_js("!!globalThis.navigator?.userActivation"):
-        pytest.skip("a browser: the activation test with a real click covers it")
+        pytest.fail("a browser: the activation test with a real click covers it")
     lm = run_js(fake_lm)
     lm.state.availability = "downloadable"
     model = chrome_built_in(language_model=lm)
@@ -472,6 +473,7 @@ async def _prepare_in_chromium(selenium, fake_lm, activated):
         ffi.pyproxy_tracing(False)
 
 
+@pytest.mark.runtimes("chrome")
 def test_prepare_with_a_real_click_in_chromium(selenium: Any, fake_lm: str) -> None:
     needs_chromium(selenium)
     page = selenium.driver  # the Playwright page of pytest-pyodide's playwright runner
@@ -517,6 +519,7 @@ async def _real_language_model(selenium):
     assert ffi.global_object("LanguageModel") is not None
 
 
+@pytest.mark.runtimes("chrome")
 def test_the_real_language_model_is_unavailable_here(selenium: Any) -> None:
     needs_chromium(selenium)
     _real_language_model(selenium)

@@ -103,7 +103,7 @@ def shim() -> str:
 
 def needs_chromium(selenium: Any) -> None:
     if selenium.browser != "chrome":
-        pytest.skip("needs Chromium (native WebMCP); this runtime is " + selenium.browser)
+        pytest.fail("needs Chromium (native WebMCP); this runtime is " + selenium.browser)
 
 
 # -- the shim (Node and Chromium) -------------------------------------------------------------
@@ -502,6 +502,7 @@ async def _native_source(selenium):
         run_js("Object.values(globalThis.__ctl).forEach((c) => c.abort())")
 
 
+@pytest.mark.runtimes("chrome")
 def test_native_model_context(selenium: Any) -> None:
     needs_chromium(selenium)
     _native_source(selenium)

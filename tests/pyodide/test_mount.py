@@ -301,9 +301,10 @@ def test_mount_on_the_shim(selenium: Any, shim: str) -> None:
     _scenario(selenium, shim, "shim")
 
 
+@pytest.mark.runtimes("chrome")
 def test_mount_on_native_webmcp(selenium: Any, shim: str) -> None:
     if selenium.browser != "chrome":
-        pytest.skip("needs Chromium (native WebMCP); this runtime is " + selenium.browser)
+        pytest.fail("needs Chromium (native WebMCP); this runtime is " + selenium.browser)
     _scenario(selenium, shim, "native")
 
 
