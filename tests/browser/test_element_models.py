@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
-from element_support import EL, RECORDER, Shop, start_site
+from element_support import BOOT_TIMEOUT_MS, EL, RECORDER, Shop, start_site
 
 pytestmark = pytest.mark.browser
 
@@ -315,7 +315,7 @@ def test_download_progress_is_shown(shop: Shop) -> None:
         }}"""
     )
     page.click("site-agent >> .download")
-    page.wait_for_function(f"!{EL}.shadowRoot.querySelector('.download')", timeout=10_000)
+    page.wait_for_function(f"!{EL}.shadowRoot.querySelector('.download')", timeout=BOOT_TIMEOUT_MS)
     progress = page.evaluate("[...new Set(window.__progress)]")
     assert "Downloading the model… 50%" in progress
     assert "Downloading the model… 100%" in progress
