@@ -326,7 +326,8 @@ class DemoRules:
                 and _canon(_norm(token)) not in tool_words
                 and _canon(_norm(token)) not in used
             ]
-            args[string_key] = " ".join(rest) if rest else text.strip()
+            if rest:  # nothing left to name it: no guess (the call is invalid, never a card)
+                args[string_key] = " ".join(rest)
         return args
 
 
