@@ -21,6 +21,7 @@ import shutil
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pysite_agent.bundle._build import _asset_sources
 
@@ -105,10 +106,14 @@ def examine(
         try:
             context = browser.new_context(bypass_csp=True)
             page = context.new_page()
+            if urlsplit(url).scheme not in ("http", "https"):
+                raise RuntimeError(f"could not load {url}: only http(s) pages are examined")
             try:
-                page.goto(url, wait_until="load", timeout=30_000)
+                response = page.goto(url, wait_until="load", timeout=30_000)
             except Exception as exc:  # noqa: BLE001
                 raise RuntimeError(f"could not load {url}: {exc}") from None
+            if response is not None and not response.ok:
+                raise RuntimeError(f"could not load {url}: HTTP {response.status}")
             page.wait_for_timeout(wait_ms)
             report: dict[str, Any] = page.evaluate(_RUN, source)
         finally:

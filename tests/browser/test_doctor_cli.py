@@ -40,3 +40,13 @@ def test_exit_status_and_text(http_server: Any, capsys: pytest.CaptureFixture[st
 def test_a_page_that_cannot_load_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["doctor", "http://127.0.0.1:9/nothing-here"]) == 2
     assert "doctor: could not load http://127.0.0.1:9/nothing-here" in capsys.readouterr().err
+
+
+def test_a_page_that_answers_an_error_status_is_not_examined(
+    http_server: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = http_server.url("examples/no-such-page.html")
+    assert main(["doctor", url]) == 2
+    assert f"doctor: could not load {url}: HTTP 404" in capsys.readouterr().err
+    assert main(["doctor", "file:///etc/hostname"]) == 2
+    assert "only http(s) pages are examined" in capsys.readouterr().err
