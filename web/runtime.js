@@ -67,7 +67,11 @@ export function loadRuntime(options) {
  * Starts Python and connects one element to a fresh Python controller (web/runtime-host.js).
  * Resolves to the connection `{call(name, ...args), close()}` (web/channel.js).
  */
-export function connectAgent(bridge, options) {
+export function connectAgent(bridge, options = {}) {
+  const mode = options.runtime ?? runtimeSettings().runtime;
+  if (mode !== 'worker' && mode !== 'main') {
+    return Promise.reject(new TypeError(`runtime must be "worker" or "main", not ${JSON.stringify(mode)}.`));
+  }
   return import('./runtime-host.js').then((host) => host.connectAgent(bridge, options));
 }
 

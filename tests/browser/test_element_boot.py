@@ -241,3 +241,12 @@ def test_demo_page_is_served_at_the_root(page: Any, site: Any) -> None:
     Shop(page, site.url).open(boot=False)
     assert page.title() == "Demo shop · pysite-agent"
     assert page.evaluate("document.querySelector('site-agent').getAttribute('models')") == "demo"
+
+
+def test_an_unknown_runtime_is_a_clear_error(open_page: Any) -> None:
+    page = open_page('runtime="nope"')
+    page.click("site-agent >> .launcher")
+    wait_until(page, f"() => {EL}.state === 'failed'")
+    assert 'runtime must be "worker" or "main", not "nope"' in page.inner_text(
+        "site-agent >> .failed"
+    )
