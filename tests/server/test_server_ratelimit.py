@@ -5,10 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import shutil
-import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from conftest import ORIGIN, Proxy, request_body
+from redis_server import RedisServer, free_port, redis_binary
 from stub_upstream import KEY, MODEL, AppServer, Reply, StubUpstream, base_url, text_reply
 
 from pysite_agent.server import InternalError, create_proxy_app
@@ -90,60 +87,14 @@ def test_window_rounds_up_to_whole_seconds() -> None:
 # Redis: several instances share one count.
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    binary = shutil.which("redis-server") or (
-        "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None
-    )
-    if binary is None:
-        message = "redis-server is not installed (Debian: apt-get install redis-server)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    port = _free_port()
-    workdir = tmp_path_factory.mktemp("redis")
-    process = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(workdir),
-            "--protected-mode",
-            "yes",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = RedisServer(redis_binary(), tmp_path_factory.mktemp("redis"))
+    server.start()
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("redis-server did not start")
-            time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
+        yield server.url
     finally:
-        process.terminate()
-        process.wait(10)
+        server.stop()
 
 
 def _instance(stub: StubUpstream, storage: str, **options: Any) -> AppServer:
@@ -203,7 +154,7 @@ def test_async_prefixed_uri_works_too(redis_url: str, stub: StubUpstream) -> Non
 
 
 def _unreachable_store() -> str:
-    return f"redis://:{KEY}@127.0.0.1:{_free_port()}/0"  # nothing listens; a password in it
+    return f"redis://:{KEY}@127.0.0.1:{free_port()}/0"  # nothing listens; a password in it
 
 
 def test_unreachable_store_at_run_time_fails_closed_and_is_reported_by_kind(

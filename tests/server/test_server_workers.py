@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import ORIGIN, request_body
+from redis_server import RedisServer, free_port, redis_binary
 from stub_upstream import KEY, MODEL, AppServer, Reply, StubUpstream, base_url, text_reply
 
 from pysite_agent.server import create_proxy_app, with_health
@@ -29,73 +29,9 @@ LIMIT = 12
 WINDOW_MS = 120_000
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class RedisServer:
-    """A real redis-server on a fixed port of 127.0.0.1 that can be stopped and started
-    again (no persistence: a restart forgets the counts)."""
-
-    def __init__(self, binary: str, workdir: Path) -> None:
-        self.binary, self.workdir = binary, workdir
-        self.port = _free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                self.binary,
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                str(self.workdir),
-                "--protected-mode",
-                "yes",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while not self.answers():
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                raise RuntimeError("redis-server did not start")
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(10)
-            self.process = None
-
-    def answers(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2) as s:
-                s.sendall(b"PING\r\n")
-                return s.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
-
-
 @pytest.fixture(scope="module")
 def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    binary = shutil.which("redis-server") or (
-        "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else None
-    )
-    if binary is None:
-        message = "redis-server is not installed (Debian: apt-get install redis-server)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    binary = redis_binary()
     server = RedisServer(binary, tmp_path_factory.mktemp("redis"))
     server.start()
     try:
@@ -108,7 +44,7 @@ class Instance:
     """``python -m pysite_agent.server`` in its own process (with ``workers`` processes)."""
 
     def __init__(self, stub: StubUpstream, redis: RedisServer, workers: int) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
         env["OPENAI_API_KEY"] = KEY
@@ -393,7 +329,7 @@ def test_workers_option(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_workers_counting_alone_are_named(upstream: StubUpstream) -> None:
     # With memory:// every worker counts alone: the command says so at start.
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["OPENAI_API_KEY"] = KEY
     process = subprocess.Popen(
