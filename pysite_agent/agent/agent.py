@@ -212,10 +212,11 @@ class AgentRun:
         interrupt.set_result(cause)
         return True
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self, *, copy: bool = True) -> dict[str, Any]:
         """The run state so far (:mod:`pysite_agent.core.visit`): ``{message, stepsUsed, trace,
-        pendingCall, cause}``, for :meth:`SiteAgent.resume` on the next page. JSON data."""
-        trace = self._trace.to_json() if self._trace is not None else None
+        pendingCall, cause}``, for :meth:`SiteAgent.resume` on the next page. JSON data;
+        ``copy=False`` shares the trace's steps (serialize at once, never change them)."""
+        trace = self._trace.to_json(copy=copy) if self._trace is not None else None
         call = self._conv.open_call
         return {
             "message": self._message,
@@ -754,9 +755,10 @@ class SiteAgent:
                 conv.call_id(call["id"])
         self._conv = conv
 
-    def run_state(self) -> dict[str, Any] | None:
-        """The running run's state (:meth:`AgentRun.snapshot`), or ``None``."""
-        return None if self._current is None else self._current.snapshot()
+    def run_state(self, *, copy: bool = True) -> dict[str, Any] | None:
+        """The running run's state (:meth:`AgentRun.snapshot`), or ``None``. ``copy=False``
+        shares the trace's steps: for serializing at once (the element's record)."""
+        return None if self._current is None else self._current.snapshot(copy=copy)
 
     def resume(self, state: Any, *, signal: AbortSignal | None = None) -> AgentRun:
         """Go on with a run a page change interrupted, on this page's tools, within the same

@@ -7,7 +7,7 @@ ISO-8601 UTC with milliseconds (``2026-11-30T04:42:54.123Z``); ``durationMs`` is
 
 from __future__ import annotations
 
-import copy
+import copy as _copy
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -50,12 +50,15 @@ class TraceRecorder:
         self.status = status
         self.ended_at = utc_now()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, copy: bool = True) -> dict[str, Any]:
+        """The trace as JSON data (trace v1). ``copy=False`` shares the recorder's step dicts
+        instead of deep-copying them: only for a caller that serializes the result at once
+        and never changes it (the element's record after each step)."""
         return {
             "version": TRACE_VERSION,
             "startedAt": self.started_at,
             "endedAt": self.ended_at,
             "model": self.model,
             "status": self.status,
-            "steps": copy.deepcopy(self.steps),
+            "steps": _copy.deepcopy(self.steps) if copy else self.steps,
         }
