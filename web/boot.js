@@ -61,7 +61,8 @@ import * as snapshots from "./snapshot.js";
  * @param {string[]} [options.packages]  distributions to install (names in the lock, or
  *   wheel URLs ending in `.whl`); default `["pysite-agent"]`.
  * @param {string[]} [options.imports]  modules to import (before a snapshot is taken, so they
- *   are in it); default `["pysite_agent", "pysite_agent.browser.element"]`.
+ *   are in it); default `["pysite_agent", "pysite_agent.browser.element",
+ *   "pysite_agent.browser.event_loop"]`.
  * @param {boolean} [options.snapshot]  use and keep a memory snapshot when possible; default true.
  * @param {"worker" | "inline"} [options.snapshotMaker]  who takes a new snapshot: `worker`
  *   (default where module workers exist): the visitor's runtime starts normally and a
@@ -91,7 +92,7 @@ export async function bootPython({
   const base = folderURL(indexURL ?? new URL("../pyodide/", import.meta.url));
   const lockURL = new URL(lockFileURL ?? "pyodide-lock.json", base).href;
   const wanted = packages ?? ["pysite-agent"];
-  const modules = imports ?? ["pysite_agent", "pysite_agent.browser.element"];
+  const modules = imports ?? ["pysite_agent", "pysite_agent.browser.element", "pysite_agent.browser.event_loop"];
   const report = (progress) => {
     if (!onProgress) return;
     try {

@@ -476,6 +476,15 @@ function startWorker(watchCSP) {
     csp.stop();
     globalThis.document?.removeEventListener('securitypolicyviolation', onViolation);
   };
+  // The worker has no document: tell it the page's visibility now and on every change.
+  const visibility = () => {
+    const state = globalThis.document?.visibilityState === 'hidden' ? 'hidden' : 'visible';
+    endpoint.notify('page.visibility', { state });
+  };
+  ready.then(() => {
+    visibility();
+    globalThis.document?.addEventListener('visibilitychange', visibility);
+  }, () => {});
   ready.then(stopWatching, (error) => {
     stopWatching();
     worker.terminate();

@@ -25,6 +25,17 @@ function callPy(proxy, name, ...args) {
   }
 }
 
+// This runtime is ours alone: run asyncio's ready callbacks in batches, not one browser task
+// each (pysite_agent/browser/event_loop.py).
+function batchLoop(runtime) {
+  const mod = runtime.pyimport('pysite_agent.browser.event_loop');
+  try {
+    callPy(mod, 'install');
+  } finally {
+    mod.destroy();
+  }
+}
+
 const handlers = {};
 const notes = {};
 const endpoint = new Endpoint(self, handlers, notes);
@@ -150,8 +161,15 @@ function jsValues(agent, state, descriptor) {
   return values;
 }
 
+// The page's visibility, for what follows `visibilitychange` on a document (Chrome's model
+// adapter destroys its sessions when the page is hidden): the page sends page.visibility.
+const pageDocument = new EventTarget();
+let visibility = 'visible';
+Object.defineProperty(pageDocument, 'visibilityState', { get: () => visibility });
+
 function bridge(agent, state) {
   return {
+    document: pageDocument,
     emit: (event, extra) => endpoint.notify('bridge.emit', { agent, event, extra }),
     started: (text, run) => endpoint.notify('bridge.started', { agent, text, run }),
     save: (state) => endpoint.notify('bridge.save', { agent, state }),
@@ -178,6 +196,7 @@ Object.assign(handlers, {
       // The page marks it (site-agent:snapshot, site-agent:snapshot-saved) for benchmarks.
       onSnapshot: (info) => endpoint.notify('boot.snapshot', info),
     });
+    batchLoop(py);
     return true;
   },
   'agent.open': ({ agent }) => {
@@ -219,6 +238,11 @@ Object.assign(notes, {
   },
   'lm.event': ({ agent, session, type }) => {
     sessions.get(`${agent}:${session}`)?.dispatchEvent(new Event(type));
+  },
+  'page.visibility': ({ state }) => {
+    if (state === visibility) return;
+    visibility = state;
+    pageDocument.dispatchEvent(new Event('visibilitychange'));
   },
   'tools.change': ({ agent, source }) => {
     for (const target of agents.get(agent)?.sources.get(source) ?? []) {

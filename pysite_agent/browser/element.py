@@ -37,9 +37,12 @@ Python -> JS (the ``bridge`` object the element passes to :func:`create_controll
                                             # element's record (README, "Across pages")
     bridge.modelContext, bridge.languageModel  # optional: used instead of the page's
                                             # document.modelContext and LanguageModel
+    bridge.document                         # optional: its visibilityState and
+                                            # visibilitychange stand for the page's
 
-In a Web Worker (``web/worker.js``) the bridge's ``modelContext`` and ``languageModel`` are
-stand-ins that ask the page over the worker channel (docs/runtime.md), and ``js_values`` holds
+In a Web Worker (``web/worker.js``) the bridge's ``modelContext``, ``languageModel`` and
+``document`` are stand-ins that ask or follow the page over the worker channel
+(docs/runtime.md), and ``js_values`` holds
 stand-ins for the site's JS options: this module runs the same on either side.
 
 ``event_json`` is exactly the event's JSON (its published shape). ``extra_json`` is the element's
@@ -101,8 +104,12 @@ from pysite_agent.models.base import CustomModel, availability_of
 
 AVAILABILITY_ORDER = ("available", "downloading", "downloadable")
 
-_NOT_A_STEP = frozenset({"text-delta", "thinking"})
-"""Events after which the element's record is not saved again (nothing was decided)."""
+_NOT_A_STEP = frozenset({"text-delta", "thinking", "tool-call"})
+"""Events after which the element's record is not saved again: nothing was decided, or (a
+``tool-call``) the next event follows before anything can run or wait: a ``confirm-request``
+(the card is up), a ``confirm-result`` (just before the tool runs) or an invalid call's
+``tool-result``. Each of those is saved, so a tool that opens another page always finds its
+call in the record."""
 
 _RUN_ID: contextvars.ContextVar[int | None] = contextvars.ContextVar("site_agent_run", default=None)
 """The element's id of the run whose task emits an event. A run's task copies the context when
@@ -156,13 +163,13 @@ class JsModel(CustomModel):
 
     async def _respond(self, request: ModelRequest) -> Any:
         with ffi.JsAbortLink(request.signal, for_js=ffi.is_js(self._obj)) as link:
-            payload = ffi.to_js(
+            payload = ffi.json_to_js(
                 {
                     "instructions": request.instructions,
                     "messages": list(request.messages),
                     "tools": list(request.tools),
-                    "signal": link.signal,
-                }
+                },
+                signal=link.signal,
             )
             reply = self._obj.respond(payload)
             return ffi.json_to_py(await ffi.call_abortable(link, ffi.maybe_await(reply)))
@@ -202,12 +209,15 @@ def js_confirm(fn: Any) -> Callable[[ConfirmRequest], Any]:
     return confirm
 
 
-def build_model(config: ElementConfig, js_model: Any, language_model: Any = None) -> ModelAdapter:
+def build_model(
+    config: ElementConfig, js_model: Any, language_model: Any = None, document: Any = None
+) -> ModelAdapter:
     """The model chain: ``options.model`` if given, else the ``models`` tokens in order.
 
     ``chrome`` is Chrome's built-in model (``language_model``: the ``LanguageModel`` object to
-    use, default the page's global), ``proxy`` posts protocol v1 to ``proxy_url``, ``demo`` is
-    demo rules (not AI). More than one token: :func:`first_available`.
+    use, default the page's global; ``document``: whose ``visibilitychange`` ends its sessions,
+    default the page's own), ``proxy`` posts protocol v1 to ``proxy_url``, ``demo`` is demo
+    rules (not AI). More than one token: :func:`first_available`.
     """
     if js_model is not None:
         return JsModel(js_model)
@@ -216,7 +226,7 @@ def build_model(config: ElementConfig, js_model: Any, language_model: Any = None
         if token == "chrome":
             from pysite_agent.models.chrome import chrome_built_in
 
-            models.append(chrome_built_in(language_model=language_model))
+            models.append(chrome_built_in(language_model=language_model, document=document))
         elif token == "proxy":
             from pysite_agent.models.proxy import proxy
 
@@ -330,6 +340,7 @@ class ElementController:
                     config,
                     ffi.field(js_values, "model"),
                     ffi.field(self._bridge, "languageModel"),
+                    ffi.field(self._bridge, "document"),
                 )
                 confirm_fn = ffi.field(js_values, "confirm")
                 if confirm_fn is not None and not callable(confirm_fn):
@@ -511,7 +522,9 @@ class ElementController:
         agent = self._agent
         if agent is None:
             return _dumps({"conversation": None, "run": None})
-        return _dumps({"conversation": agent.export_state(), "run": agent.run_state()})
+        # Serialized at once: the run state need not be a copy (this runs after each step).
+        state = {"conversation": agent.export_state(), "run": agent.run_state(copy=False)}
+        return _dumps(state)
 
     async def restore(self, record_json: str, run_id: Any = None) -> str:
         """Take up the conversation of the previous page: ``{"conversation", "run"?,

@@ -25,7 +25,7 @@ PROXY_PATH = "/api/agent"
 
 FAKE_LANGUAGE_MODEL = """
 if (new URLSearchParams(location.search).has('fake-lm')) {
-  const calls = { availability: 0, create: [], prompt: [] };
+  const calls = { availability: 0, create: [], prompt: [], destroyed: 0 };
   let state = 'downloadable';
   class Session {
     async prompt(text, options = {}) {
@@ -42,7 +42,7 @@ if (new URLSearchParams(location.search).has('fake-lm')) {
       });
     }
     async clone() { return new Session(); }
-    destroy() {}
+    destroy() { calls.destroyed += 1; }
   }
   const LanguageModel = {
     async availability() { calls.availability += 1; return state; },
@@ -299,6 +299,31 @@ def test_download_button_appears_and_never_downloads_by_itself(shop: Shop) -> No
     assert result["answer"] == "Hello from the on-device model."
     prompts = page.evaluate("window.__lm.prompt")
     assert prompts == [{"constrained": True, "signal": True}]
+
+
+def test_a_hidden_page_ends_the_model_sessions_in_worker_mode(shop: Shop) -> None:
+    # Python runs in the worker (the default), which has no document: the page tells it.
+    page = shop.page
+    shop.open("?models=chrome&fake-lm")
+    page.click("site-agent >> .download")
+    page.wait_for_function(f"!{EL}.shadowRoot.querySelector('.download')", timeout=10_000)
+    assert shop.ask_and_wait("hello")["answer"] == "Hello from the on-device model."
+    assert page.evaluate(f"{EL}.getAttribute('runtime')") is None  # the default: worker
+    page.wait_for_timeout(200)
+    before = page.evaluate("window.__lm.destroyed")  # each step's clone, after its step
+    page.evaluate(
+        """() => {
+        Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true });
+        document.dispatchEvent(new Event('visibilitychange'));
+        delete document.visibilityState;  // back to the real (visible) value
+        document.dispatchEvent(new Event('visibilitychange'));
+    }"""
+    )
+    # The base session (kept across steps) is destroyed; a new one is made on the next step.
+    page.wait_for_function(f"window.__lm.destroyed > {before}", timeout=10_000)
+    created = len(page.evaluate("window.__lm.create"))
+    assert shop.ask_and_wait("hello again")["status"] == "answered"
+    assert len(page.evaluate("window.__lm.create")) == created + 1
 
 
 def test_download_progress_is_shown(shop: Shop) -> None:

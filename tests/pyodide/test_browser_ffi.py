@@ -127,3 +127,65 @@ async def test_abort_links_and_owned_callbacks(selenium):
         assert owned.destroyed and count() == baseline
     finally:
         ffi.pyproxy_tracing(False)
+
+
+@run_in_pyodide(packages=["pysite-agent"])
+def test_json_to_js_parses_once_and_keeps_js_members(selenium):
+    import math
+
+    import pytest
+    from pyodide.code import run_js
+
+    from pysite_agent import ffi
+
+    signal = run_js("new AbortController().signal")
+    data = {"messages": [{"role": "user", "text": "é <b>", "n": None}], "tools": []}
+    value = ffi.json_to_js(data, signal=signal)
+    assert run_js("(v) => Object.getPrototypeOf(v) === Object.prototype")(value) is True
+    assert run_js("(v, s) => v.signal === s")(value, signal) is True
+    assert (
+        run_js("(v) => JSON.stringify({...v, signal: undefined})")(value)
+        == '{"messages":[{"role":"user","text":"é <b>","n":null}],"tools":[]}'
+    )
+    # What JSON cannot carry goes the element-wise way: NaN stays a number, a JS value inside
+    # passes through, a Python object is refused.
+    odd = ffi.json_to_js({"x": math.nan, "s": signal})
+    assert run_js("(v, s) => Number.isNaN(v.x) && v.s === s")(odd, signal) is True
+    with pytest.raises(TypeError):
+        ffi.json_to_js({"fn": lambda: 1})
+
+
+@run_in_pyodide(packages=["pysite-agent"])
+async def test_batched_webloop_runs_an_agent(selenium):
+    import asyncio
+
+    from pysite_agent import Tool, create_site_agent, custom
+    from pysite_agent.browser import event_loop
+
+    loop = asyncio.get_running_loop()
+    assert type(loop).__name__ == "WebLoop"
+
+    def respond(request):
+        done = sum(1 for m in request.messages if m.get("role") == "tool")
+        if done >= 5:
+            return {"type": "answer", "text": f"done {done}"}
+        return {"type": "tool", "name": "ping", "arguments": {"n": done}}
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    tool = Tool(
+        "ping", "Ping.", lambda a: "pong", input_schema=schema, annotations={"readOnlyHint": True}
+    )
+    assert event_loop.install(loop)
+    try:
+        seen = []
+        for i in range(20):
+            loop.call_soon(seen.append, i)
+        await asyncio.sleep(0)
+        assert seen == list(range(20))
+        result = await create_site_agent(model=custom(respond), tools=[tool]).run("go").done
+        assert (result.status, result.answer) == ("answered", "done 5")
+        started = loop.time()
+        await asyncio.sleep(0.03)  # timers keep their delay
+        assert loop.time() - started >= 0.025
+    finally:
+        assert event_loop.uninstall(loop)
