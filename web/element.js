@@ -691,7 +691,11 @@ export class SiteAgentElement extends HTMLElement {
   }
 
   #save(state) {
-    if (this.#persists()) this.#openVisit().then((v) => v.write({ state, open: this.#isOpen(), log: this.#logData() }));
+    if (!this.#persists()) return;
+    this.#openVisit().then((v) => {
+      v.update({ state }, () => ({ open: this.#isOpen(), log: this.#logData() }));
+      if (!state?.run) v.flush(); // no run going on (it ended): stored at once
+    });
   }
 
   #onHide = () => this.#visit?.hidden(this.#isOpen(), this.#logData(), !!this.#card);
@@ -919,7 +923,9 @@ export class SiteAgentElement extends HTMLElement {
   // Hiding the page (another tab, a minimised window) ends a pending card as a denial with
   // cause "hidden"; the run goes on and the model is told.
   #onVisibility = () => {
-    if (document.visibilityState !== 'hidden' || !this.#card) return;
+    if (document.visibilityState !== 'hidden') return;
+    this.#visit?.flush(); // a hidden page may be discarded without a pagehide
+    if (!this.#card) return;
     if (this.#agent) this.#call('deny_pending', 'hidden');
     this.#card?.finish(false);
   };

@@ -9,6 +9,10 @@
 // without its afterUntrusted flag. Storage that fails (private mode, quota) is ignored.
 
 export const DEADLINE_MS = 30_000; // an interrupted run resumes only within this long
+// During a run, the state after each step is kept in memory at once and stored at most this
+// often (ms); pagehide and a hidden page store it at once, so a page change never loses a
+// step. The element stores the state at once when no run is going on (a run ended).
+export const STORE_EVERY_MS = 250;
 const PREFIX = 'site-agent:';
 const MAX_LOG = 200;
 
@@ -56,13 +60,50 @@ export class Visit {
     return record;
   }
 
-  /** Merge `patch` into the record and store it (no error when storage fails). */
+  /** Merge `patch` into the record and store it now (no error when storage fails). */
   write(patch) {
     if (this.frozen) return;
+    if (this.#dirty && this.#more) this.#merge(this.#more());
+    this.#merge(patch);
+    this.#store();
+  }
+
+  /**
+   * The state after a step: merge `patch` now and store the record within STORE_EVERY_MS,
+   * with `more()` ({open, log}) read then. Steps in between are stored once, with the last.
+   */
+  update(patch, more) {
+    if (this.frozen) return;
+    this.#merge(patch);
+    this.#more = more ?? null;
+    if (!this.record.state) return;
+    this.#dirty = true;
+    this.#timer ??= setTimeout(() => this.flush(), STORE_EVERY_MS);
+  }
+
+  /** Store now what update() left for later (pagehide, a hidden page, before a write). */
+  flush() {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    if (!this.#dirty || this.frozen) return;
+    this.#dirty = false;
+    if (this.#more) this.#merge(this.#more());
+    this.#store();
+  }
+
+  #dirty = false;
+  #timer = null;
+  #more = null;
+
+  #merge(patch) {
     const base = this.record ?? { v: 1, name: this.name, hiddenAt: null, open: false, log: [], state: null };
     this.record = { ...base, ...patch, savedAt: Date.now() };
     if (this.record.log.length > MAX_LOG) this.record.log = this.record.log.slice(-MAX_LOG);
-    if (!this.record.state) return; // nothing worth keeping before the first step
+  }
+
+  #store() {
+    if (!this.record?.state) return; // nothing worth keeping before the first step
+    this.#dirty = false;
     try {
       storage()?.setItem(this.key, JSON.stringify(this.record));
     } catch {}
@@ -70,6 +111,9 @@ export class Visit {
 
   clear() {
     this.record = null;
+    this.#dirty = false;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
     try {
       storage()?.removeItem(this.key);
     } catch {}
@@ -98,7 +142,8 @@ export class Visit {
     try {
       kept = storage()?.getItem(this.key);
     } catch {}
-    if (!state || !kept) return; // nothing stored, or removed since: not written back
+    // Nothing stored or waiting to be, or removed since: not written back.
+    if (!state || (!kept && !this.#dirty)) return;
     const run = state.run && cardPending ? { ...state.run, cause: 'navigated' } : state.run;
     this.write({ hiddenAt: Date.now(), open, log, state: { ...state, run } });
     this.frozen = true;

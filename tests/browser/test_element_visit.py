@@ -268,6 +268,24 @@ def test_a_corrupted_record_starts_fresh(visit: Visit, stored: str) -> None:
     assert len(users) == 1
 
 
+def test_the_last_step_is_stored_by_pagehide(visit: Visit) -> None:
+    # Steps are stored at most every 250 ms; pagehide (the page is going away) stores the
+    # latest at once, in the same task as the answer here.
+    stored = visit.page.evaluate(
+        f"""async () => {{
+        const result = await {EL}.ask('tell me about the classic mug');
+        dispatchEvent(new PageTransitionEvent('pagehide', {{ persisted: false }}));
+        return [result.status, sessionStorage.getItem({json.dumps(KEY)})];
+    }}"""
+    )
+    assert stored[0] == "answered"
+    record = json.loads(stored[1])
+    assert record["hiddenAt"] is not None
+    messages = record["state"]["conversation"]["messages"]
+    assert messages[-1]["role"] == "assistant" and messages[-1]["content"].startswith("Done")
+    visit.page.evaluate("dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true }))")
+
+
 def test_new_conversation_control(visit: Visit) -> None:
     visit.ask("tell me about the classic mug")
     assert visit.record(wait=True) is not None
