@@ -307,6 +307,35 @@ const usage = (session) => ({
   contextUsage: Number.isFinite(session.contextUsage) ? session.contextUsage : null,
 });
 
+const LM_TYPES = ['LanguageModelToolCall', 'LanguageModelToolSuccess', 'LanguageModelToolError'];
+const LM_TYPE = 'site-agent:lm-type'; // the worker's stand-ins (web/worker.js)
+
+/** The tool-use classes this page has: all three, or none. */
+function lmTypes() {
+  return LM_TYPES.every((name) => typeof globalThis[name] === 'function') ? LM_TYPES : [];
+}
+
+/** A prompt's input from the worker, with its stand-ins made real tool-use objects again. */
+function revive(value) {
+  if (Array.isArray(value)) return value.map(revive);
+  if (!value || typeof value !== 'object') return value;
+  const out = {};
+  for (const [key, member] of Object.entries(value)) if (key !== LM_TYPE) out[key] = revive(member);
+  const name = value[LM_TYPE];
+  if (name === undefined) return out;
+  if (!LM_TYPES.includes(name) || typeof globalThis[name] !== 'function') {
+    throw new TypeError(`This page has no ${String(name)}.`);
+  }
+  return new globalThis[name](out);
+}
+
+/** A streamed chunk for the worker: a tool-call part's value as plain data (it cannot be cloned). */
+function plainChunk(chunk) {
+  if (!chunk || typeof chunk !== 'object' || chunk.type !== 'tool-call' || !chunk.value) return chunk;
+  const { callID, name, arguments: args } = chunk.value;
+  return { ...chunk, value: { callID, name, arguments: plain(args ?? null) } };
+}
+
 function languageModel() {
   const lm = globalThis.LanguageModel;
   if (!lm) throw new DOMException('LanguageModel is not available in this browser.', 'NotSupportedError');
@@ -355,7 +384,7 @@ function handlers(agents) {
     'lm.create': (p, { signal, progress }) => {
       const a = host(p);
       return a.guard(signal, async (inner) => {
-        const options = { ...(p.options ?? {}), signal: inner };
+        const options = { ...revive(p.options ?? {}), signal: inner };
         if (p.monitor) {
           options.monitor = (m) => m.addEventListener('downloadprogress', (event) => {
             progress(event.loaded);
@@ -373,7 +402,7 @@ function handlers(agents) {
       const a = host(p);
       const session = a.session(p.session);
       return a.guard(signal, async (inner) => {
-        const value = await session.prompt(p.input, { ...(p.options ?? {}), signal: inner });
+        const value = await session.prompt(revive(p.input), { ...(p.options ?? {}), signal: inner });
         return { value, usage: usage(session) };
       });
     },
@@ -381,12 +410,13 @@ function handlers(agents) {
       const a = host(p);
       const session = a.session(p.session);
       return a.guard(signal, async (inner) => {
-        const reader = session.promptStreaming(p.input, { ...(p.options ?? {}), signal: inner }).getReader();
+        const input = revive(p.input);
+        const reader = session.promptStreaming(input, { ...(p.options ?? {}), signal: inner }).getReader();
         try {
           for (;;) {
             const { done, value } = await reader.read();
             if (done) break;
-            progress(value);
+            progress(plainChunk(value));
           }
         } finally {
           reader.releaseLock();
@@ -397,7 +427,7 @@ function handlers(agents) {
     'lm.measure': (p, { signal }) => {
       const a = host(p);
       const session = a.session(p.session);
-      return a.guard(signal, (inner) => session.measureContextUsage(p.input, { ...(p.options ?? {}), signal: inner }));
+      return a.guard(signal, (inner) => session.measureContextUsage(revive(p.input), { ...(p.options ?? {}), signal: inner }));
     },
   };
 }
@@ -495,6 +525,20 @@ function startWorker(watchCSP) {
 }
 
 /**
+ * Diagnostics (tests, debugging): how many PyProxies are alive in the worker's Python.
+ * `trace: true` first turns on Pyodide's PyProxy allocation tracing (only proxies made after
+ * that are counted), `false` turns it off after counting. Null when no worker runs yet or
+ * this Pyodide has no tracing.
+ * @param {{trace?: boolean}} [options]
+ * @returns {Promise<number | null>}
+ */
+export async function workerPyProxies({ trace } = {}) {
+  if (!shared) return null;
+  await shared.ready;
+  return shared.endpoint.request('debug.pyproxies', { trace: typeof trace === 'boolean' ? trace : null });
+}
+
+/**
  * The connection of one element to a controller in the worker: `{call(name, ...args),
  * close()}`, the same calls as in the page (web/runtime-host.js). Starts the worker once per
  * page; `onProgress` gets boot.js's reports, then `{phase: 'agent'}`.
@@ -512,7 +556,7 @@ export async function connectWorkerAgent(bridge, { onProgress, watchCSP }) {
   const id = nextAgent++;
   const host = new AgentHost(id, bridge, state.endpoint);
   state.agents.set(id, host);
-  await state.endpoint.request('agent.open', { agent: id });
+  await state.endpoint.request('agent.open', { agent: id, lmTypes: lmTypes() });
   return {
     call(name, ...args) {
       if (host.closed) throw new Error('The element was removed.');

@@ -167,9 +167,29 @@ const pageDocument = new EventTarget();
 let visibility = 'visible';
 Object.defineProperty(pageDocument, 'visibilityState', { get: () => visibility });
 
-function bridge(agent, state) {
+// Prompt API tool use (Chrome): its classes exist on windows only, and their instances cannot
+// be cloned. The worker's stand-ins carry their class name; the page makes the real ones
+// (web/worker-host.js, revive()).
+const LM_TYPE = 'site-agent:lm-type';
+
+function lmTypes(names) {
+  if (!Array.isArray(names) || names.length !== 3) return undefined;
+  const out = {};
+  for (const name of names) {
+    out[name] = class {
+      constructor(init) {
+        Object.assign(this, init ?? {});
+        this[LM_TYPE] = name;
+      }
+    };
+  }
+  return out;
+}
+
+function bridge(agent, state, types) {
   return {
     document: pageDocument,
+    toolTypes: lmTypes(types),
     emit: (event, extra) => endpoint.notify('bridge.emit', { agent, event, extra }),
     started: (text, run) => endpoint.notify('bridge.started', { agent, text, run }),
     save: (state) => endpoint.notify('bridge.save', { agent, state }),
@@ -199,11 +219,20 @@ Object.assign(handlers, {
     batchLoop(py);
     return true;
   },
-  'agent.open': ({ agent }) => {
+  // Diagnostics (docs/runtime.md): live PyProxies, with Pyodide's allocation tracing.
+  'debug.pyproxies': ({ trace }) => {
+    const module = py?._module;
+    if (!module?.enable_pyproxy_allocation_tracing) return null;
+    if (trace === true) module.enable_pyproxy_allocation_tracing();
+    const live = module.pyproxy_alloc_map?.size ?? null;
+    if (trace === false) module.disable_pyproxy_allocation_tracing();
+    return live;
+  },
+  'agent.open': ({ agent, lmTypes: types }) => {
     const state = { sources: new Map(), controller: null };
     const mod = py.pyimport('pysite_agent.browser.element');
     try {
-      state.controller = callPy(mod, 'create_controller', bridge(agent, state));
+      state.controller = callPy(mod, 'create_controller', bridge(agent, state, types));
     } finally {
       mod.destroy();
     }

@@ -39,9 +39,11 @@ Python -> JS (the ``bridge`` object the element passes to :func:`create_controll
                                             # document.modelContext and LanguageModel
     bridge.document                         # optional: its visibilityState and
                                             # visibilitychange stand for the page's
+    bridge.toolTypes                        # optional: the Prompt API's tool-use classes
+                                            # (LanguageModelToolCall, ...) to construct
 
-In a Web Worker (``web/worker.js``) the bridge's ``modelContext``, ``languageModel`` and
-``document`` are stand-ins that ask or follow the page over the worker channel
+In a Web Worker (``web/worker.js``) the bridge's ``modelContext``, ``languageModel``,
+``document`` and ``toolTypes`` are stand-ins that ask or follow the page over the worker channel
 (docs/runtime.md), and ``js_values`` holds
 stand-ins for the site's JS options: this module runs the same on either side.
 
@@ -210,23 +212,33 @@ def js_confirm(fn: Any) -> Callable[[ConfirmRequest], Any]:
 
 
 def build_model(
-    config: ElementConfig, js_model: Any, language_model: Any = None, document: Any = None
+    config: ElementConfig,
+    js_model: Any,
+    language_model: Any = None,
+    document: Any = None,
+    tool_types: Any = None,
 ) -> ModelAdapter:
     """The model chain: ``options.model`` if given, else the ``models`` tokens in order.
 
     ``chrome`` is Chrome's built-in model (``language_model``: the ``LanguageModel`` object to
     use, default the page's global; ``document``: whose ``visibilitychange`` ends its sessions,
-    default the page's own), ``proxy`` posts protocol v1 to ``proxy_url``, ``demo`` is demo
-    rules (not AI). More than one token: :func:`first_available`.
+    default the page's own; ``tool_types``: an object with the Prompt API's three tool-use
+    classes, default the page's globals), ``proxy`` posts protocol v1 to ``proxy_url``,
+    ``demo`` is demo rules (not AI). More than one token: :func:`first_available`.
     """
     if js_model is not None:
         return JsModel(js_model)
     models: list[ModelAdapter] = []
     for token in config.models:
         if token == "chrome":
-            from pysite_agent.models.chrome import chrome_built_in
+            from pysite_agent.models.chrome import TOOL_TYPE_NAMES, chrome_built_in
 
-            models.append(chrome_built_in(language_model=language_model, document=document))
+            types = None
+            if tool_types is not None:
+                types = {name: ffi.field(tool_types, name) for name in TOOL_TYPE_NAMES}
+            models.append(
+                chrome_built_in(language_model=language_model, document=document, tool_types=types)
+            )
         elif token == "proxy":
             from pysite_agent.models.proxy import proxy
 
@@ -341,6 +353,7 @@ class ElementController:
                     ffi.field(js_values, "model"),
                     ffi.field(self._bridge, "languageModel"),
                     ffi.field(self._bridge, "document"),
+                    ffi.field(self._bridge, "toolTypes"),
                 )
                 confirm_fn = ffi.field(js_values, "confirm")
                 if confirm_fn is not None and not callable(confirm_fn):

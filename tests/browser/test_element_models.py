@@ -71,6 +71,44 @@ if (new URLSearchParams(location.search).has('fake-lm')) {
     value: LanguageModel, configurable: true, writable: true,
   });
   window.__lm = calls;
+  if (new URLSearchParams(location.search).has('fake-lm-tools')) {
+    // Prompt API tool use, as documented: three classes, availability() with the tool-call
+    // and tool-response types, tool-call parts from promptStreaming(). Each part the page
+    // receives is checked to be a real instance of its class.
+    class LanguageModelToolCall { constructor(init) { Object.assign(this, init); } }
+    class LanguageModelToolSuccess { constructor(init) { Object.assign(this, init); } }
+    class LanguageModelToolError { constructor(init) { Object.assign(this, init); } }
+    Object.assign(window, {
+      LanguageModelToolCall, LanguageModelToolSuccess, LanguageModelToolError });
+    calls.parts = [];
+    const plainAvailability = LanguageModel.availability;
+    LanguageModel.availability = async (options = {}) => {
+      const wanted = (options.expectedInputs ?? []).map((t) => t.type);
+      calls.toolTypesAsked = calls.toolTypesAsked || wanted.includes('tool-call');
+      return plainAvailability(options);
+    };
+    Session.prototype.promptStreaming = function (input) {
+      const parts = (Array.isArray(input) ? input : [])
+        .flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+      for (const part of parts) {
+        const cls = part.type === 'tool-call' ? LanguageModelToolCall : LanguageModelToolSuccess;
+        calls.parts.push([part.type, part.value instanceof cls]);
+      }
+      const answered = parts.some((p) => p.type === 'tool-response');
+      return new ReadableStream({
+        start(controller) {
+          if (answered) controller.enqueue('Added with native tool use.');
+          else {
+            controller.enqueue('Adding. ');
+            const value = new LanguageModelToolCall({ callID: 'call-1', name: 'add_to_cart',
+              arguments: { product: 'mug', quantity: 2 } });
+            controller.enqueue({ type: 'tool-call', value });
+          }
+          controller.close();
+        },
+      });
+    };
+  }
 }
 """
 
@@ -324,6 +362,25 @@ def test_a_hidden_page_ends_the_model_sessions_in_worker_mode(shop: Shop) -> Non
     created = len(page.evaluate("window.__lm.create"))
     assert shop.ask_and_wait("hello again")["status"] == "answered"
     assert len(page.evaluate("window.__lm.create")) == created + 1
+
+
+def test_native_tool_use_crosses_the_worker_channel(shop: Shop) -> None:
+    # The tool-use classes exist on the page only, and their objects cannot be cloned: the
+    # worker builds stand-ins, the page makes real ones of them, and tool-call parts come back
+    # as plain data.
+    page = shop.page
+    shop.open("?models=chrome&fake-lm&fake-lm-tools")
+    page.click("site-agent >> .download")
+    page.wait_for_function(f"!{EL}.shadowRoot.querySelector('.download')", timeout=10_000)
+    shop.ask("add two mugs to my cart")
+    shop.card().locator(".allow").click()
+    shop.wait_cart(2)
+    outcome = shop.last_ask()
+    assert outcome["result"]["answer"] == "Added with native tool use."
+    assert page.evaluate("window.__lm.toolTypesAsked") is True
+    # The second prompt carried the call and its result, each a real instance of its class.
+    assert page.evaluate("window.__lm.parts") == [["tool-call", True], ["tool-response", True]]
+    assert page.evaluate("window.__lm.prompt") == []  # no responseConstraint prompt()
 
 
 def test_download_progress_is_shown(shop: Shop) -> None:
