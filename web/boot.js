@@ -61,8 +61,9 @@ import * as snapshots from "./snapshot.js";
  * @param {string[]} [options.packages]  distributions to install (names in the lock, or
  *   wheel URLs ending in `.whl`); default `["pysite-agent"]`.
  * @param {string[]} [options.imports]  modules to import (before a snapshot is taken, so they
- *   are in it); default `["pysite_agent", "pysite_agent.browser.element",
- *   "pysite_agent.browser.event_loop"]`.
+ *   are in it); default: `pysite_agent`, `pysite_agent.browser.element`,
+ *   `pysite_agent.browser.event_loop` and `pysite_agent.tools.model_context` (what the
+ *   element's first calls use).
  * @param {boolean} [options.snapshot]  use and keep a memory snapshot when possible; default true.
  * @param {"worker" | "inline"} [options.snapshotMaker]  who takes a new snapshot: `worker`
  *   (default where module workers exist): the visitor's runtime starts normally and a
@@ -92,7 +93,12 @@ export async function bootPython({
   const base = folderURL(indexURL ?? new URL("../pyodide/", import.meta.url));
   const lockURL = new URL(lockFileURL ?? "pyodide-lock.json", base).href;
   const wanted = packages ?? ["pysite-agent"];
-  const modules = imports ?? ["pysite_agent", "pysite_agent.browser.element", "pysite_agent.browser.event_loop"];
+  const modules = imports ?? [
+    "pysite_agent",
+    "pysite_agent.browser.element",
+    "pysite_agent.browser.event_loop",
+    "pysite_agent.tools.model_context",
+  ];
   const report = (progress) => {
     if (!onProgress) return;
     try {
