@@ -500,12 +500,12 @@ def test_a_request_without_a_matching_tool_is_answered_in_words(fresh: Shop) -> 
 
 
 def test_no_pyproxy_leaks_across_runs(fresh: Shop) -> None:
-    """Runs with a card, a denial, a stop and a tool listing leave no PyProxy behind."""
-    count = """async () => {
-        const py = await (await import('/loader.js')).loadRuntime();
-        return py.runPython('__import__("pysite_agent.ffi").ffi.pyproxy_tracing(True)()');
-    }"""
+    """Runs with a card, a denial, a stop and a tool listing leave no PyProxy behind in the
+    worker, where the element's Python runs (the default mode)."""
+    assert fresh.page.evaluate(f"{EL}.getAttribute('runtime')") is None
+    count = """async () => (await import('/web/worker-host.js')).workerPyProxies({ trace: true })"""
     before = fresh.page.evaluate(count)
+    assert isinstance(before, int)
     fresh.ask("add two mugs to my cart")
     fresh.card().locator(".allow").click()
     fresh.last_ask()
@@ -519,10 +519,8 @@ def test_no_pyproxy_leaks_across_runs(fresh: Shop) -> None:
     fresh.ask_and_wait("find mugs")
     fresh.page.evaluate(f"{EL}.agent.tools()")
     fresh.settle(200)
-    after = fresh.page.evaluate(count)
-    fresh.page.evaluate(
-        """async () => (await (await import('/loader.js')).loadRuntime()).runPython(
-            '__import__("pysite_agent.ffi").ffi.pyproxy_tracing(False)')"""
+    after = fresh.page.evaluate(
+        "async () => (await import('/web/worker-host.js')).workerPyProxies({ trace: false })"
     )
     assert after == before
 
