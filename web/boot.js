@@ -335,9 +335,14 @@ function importModules(pyodide, modules, report) {
   report({ phase: "import", loaded: 1, total: 1 });
 }
 
+// A worker (where the element's Python runs by default) has no idle callback: wait this long
+// (ms) after the start instead, so that a message the visitor typed while Python started runs
+// first, without a second start competing for the CPU.
+const WORKER_IDLE_DELAY_MS = 3000;
+
 function whenIdle(fn) {
   if (globalThis.requestIdleCallback) requestIdleCallback(() => fn(), { timeout: 10_000 });
-  else setTimeout(fn, 0);
+  else setTimeout(fn, globalThis.document ? 0 : WORKER_IDLE_DELAY_MS);
 }
 
 function folderURL(url) {
