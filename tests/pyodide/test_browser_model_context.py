@@ -117,7 +117,9 @@ async def test_shim_listing_keys_and_revision(selenium, shim):
 
     mod = run_js(shim)
     mc = mod.createModelContext()
-    run_js(
+    # Awaited: registerTool resolves once its toolchange was dispatched, so none arrives after
+    # the source below starts listening (a late one would renew every key, as it should).
+    await run_js(
         """(mc) => {
         globalThis.__ctl = {};
         const reg = (name, extra) => {
