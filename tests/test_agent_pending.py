@@ -143,3 +143,37 @@ def test_a_visitor_answer_is_not_given_a_cause() -> None:
     _events, result = run(ask(agent, "x"))
     (step,) = decisions(result)
     assert "cause" not in step
+
+
+def test_a_cancelled_waiter_stops_the_run_and_its_card() -> None:
+    """A task awaiting ``run.done`` is cancelled (a notebook's Interrupt, ``wait_for``'s
+    timeout) while the card is up: the run is aborted, the card ends as a denial, and an
+    answer that comes later cannot run the tool."""
+
+    async def main() -> tuple[sa.SiteAgent, sa.AgentRun, Shop, Card, bool]:
+        shop = Shop()
+        card = Card()
+        agent = sa.create_site_agent(
+            model=ScriptedModel([ADD, answer()]), tools=shop.tools(), confirm=card
+        )
+        agent_run = agent.run("add two mugs")
+        waiter = asyncio.ensure_future(agent_run.done)
+        await asyncio.wait_for(card.shown.wait(), 5)
+        waiter.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        for _ in range(50):  # the run ends in the background
+            if not agent.running:
+                break
+            await asyncio.sleep(0.01)
+        return agent, agent_run, shop, card, agent.running
+
+    agent, agent_run, shop, card, still_running = run(main())
+    assert still_running is False
+    assert agent_run.done.cancelled()
+    assert card.closed_by_signal
+    assert shop.calls == []
+    trace = agent.last_trace
+    assert trace is not None and trace["status"] == "aborted"
+    (step,) = [s for s in trace["steps"] if s["kind"] == "decision"]
+    assert step["allowed"] is False and step["cause"] == "stopped"

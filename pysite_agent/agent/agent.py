@@ -169,13 +169,24 @@ class AgentRun:
         self._controller: AbortController = any_signal(signal)
         loop = asyncio.get_running_loop()
         self._done: asyncio.Future[RunResult] = loop.create_future()
+        self._done.add_done_callback(self._cancelled_by_waiter)
         self._interrupt: asyncio.Future[DenialCause] | None = None
         self._task = asyncio.ensure_future(self._main())
 
     @property
     def done(self) -> asyncio.Future[RunResult]:
-        """A future of the :class:`RunResult`; it never raises."""
+        """A future of the :class:`RunResult`; it never raises.
+
+        Cancelling it (a task that awaits it directly is cancelled: a notebook's Interrupt,
+        ``asyncio.wait_for``'s timeout) aborts the run as :meth:`abort` does, with the cause
+        ``"stopped"``: a pending confirmation ends as a denial and no tool runs after it. The
+        run still ends and records its trace (:attr:`SiteAgent.last_trace`).
+        """
         return self._done
+
+    def _cancelled_by_waiter(self, done: asyncio.Future[RunResult]) -> None:
+        if done.cancelled():
+            self._controller.abort("stopped")
 
     @property
     def events(self) -> list[AgentEvent]:
@@ -286,7 +297,8 @@ class AgentRun:
         if agent._current is None:
             agent._last_trace = result.trace
         self._emit(DoneEvent(result))
-        self._done.set_result(result)
+        if not self._done.done():  # cancelled by a waiter: see done
+            self._done.set_result(result)
 
     async def _loop(self, trace: TraceRecorder) -> str | None:
         agent = self._agent
