@@ -258,6 +258,7 @@ class Bridge:
     def __init__(self) -> None:
         self.events: list[tuple[dict[str, Any], dict[str, Any]]] = []
         self.saved: list[dict[str, Any]] = []
+        self.saved_runs: list[int | None] = []
 
     def emit(self, event: str, extra: str) -> None:
         self.events.append((json.loads(event), json.loads(extra)))
@@ -265,8 +266,9 @@ class Bridge:
     def started(self, text: str, run_id: int) -> None:
         pass
 
-    def save(self, state: str) -> None:
+    def save(self, state: str, run_id: int | None) -> None:
         self.saved.append(json.loads(state))
+        self.saved_runs.append(run_id)
 
 
 def shop_context() -> Any:
@@ -301,6 +303,7 @@ def test_controller_saves_after_each_step_and_restores() -> None:
         assert page_steps == [{**page_steps[0], **PAGE1}]  # no query, no fragment
         assert "secret" not in json.dumps(result["value"]["trace"])
         assert bridge.saved, "the record is kept up to date after each step"
+        assert set(bridge.saved_runs) == {1}  # each save names its run (the page drops stale)
         last = bridge.saved[-1]
         assert last["run"] is None and last["conversation"]["messages"][-1]["role"] == "assistant"
         mid = next(s for s in bridge.saved if s["run"] is not None)

@@ -442,7 +442,7 @@ function notes(agents) {
     },
     'bridge.emit': (p) => agents.get(p.agent)?.bridge.emit(p.event, p.extra),
     'bridge.started': (p) => agents.get(p.agent)?.bridge.started(p.text, p.run),
-    'bridge.save': (p) => agents.get(p.agent)?.bridge.save?.(p.state),
+    'bridge.save': (p) => agents.get(p.agent)?.bridge.save?.(p.state, p.run ?? undefined),
     'lm.destroy': (p) => {
       const a = agents.get(p.agent);
       const session = a?.sessions.get(p.session);

@@ -192,7 +192,7 @@ function bridge(agent, state, types) {
     toolTypes: lmTypes(types),
     emit: (event, extra) => endpoint.notify('bridge.emit', { agent, event, extra }),
     started: (text, run) => endpoint.notify('bridge.started', { agent, text, run }),
-    save: (state) => endpoint.notify('bridge.save', { agent, state }),
+    save: (state, run) => endpoint.notify('bridge.save', { agent, state, run: run ?? null }),
     confirm: (request, signal) => endpoint.request('bridge.confirm', { agent, request }, signal),
     // Where the page's globals would be read on the main thread:
     modelContext: toolSource(agent, 'page', state),

@@ -33,8 +33,9 @@ Python -> JS (the ``bridge`` object the element passes to :func:`create_controll
     bridge.emit(event_json, extra_json)     # each agent event's to_json(), as a string
     bridge.started(text, run_id)            # a run was accepted (not busy)
     bridge.confirm(request_json, signal)    # -> Promise<boolean>: the confirmation card
-    bridge.save(state_json)                 # optional: after each step, state() for the
-                                            # element's record (README, "Across pages")
+    bridge.save(state_json, run_id)         # optional: after each step, state() for the
+                                            # element's record (README, "Across pages");
+                                            # run_id as in extra_json: a reset run's is stale
     bridge.modelContext, bridge.languageModel  # optional: used instead of the page's
                                             # document.modelContext and LanguageModel
     bridge.document                         # optional: its visibilityState and
@@ -698,7 +699,7 @@ class ElementController:
             save = ffi.field(bridge, "save")
             if callable(save):
                 with contextlib.suppress(Exception):  # the record is best effort
-                    save(self.state())
+                    save(self.state(), rid)
 
     async def _card(self, request: ConfirmRequest) -> bool:
         """Ask through the element's confirmation card; only a JS ``true`` allows."""
