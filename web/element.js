@@ -318,8 +318,20 @@ export class SiteAgentElement extends HTMLElement {
     return this.#run(String(text ?? ''));
   }
 
-  /** Stops the running run; a pending card closes as a denial recorded with cause "stopped". */
+  /**
+   * Stops the running run; a pending card closes as a denial recorded with cause "stopped".
+   * An ask() not yet sent to Python (it waits for the start) is not sent: it rejects with
+   * code 'aborted'. The run's own ask() resolves when it has ended (status 'aborted').
+   */
   stop() {
+    this.#generation += 1;
+    if (this.#queued) {
+      // A message waiting for Python to start: it is not sent, and goes back to the input.
+      if (!this.#ui.input.value) this.#ui.input.value = this.#queued.text;
+      this.#unqueue();
+      this.#ui.status.textContent = this.#t('stopped');
+      this.#renderSetup();
+    }
     if (this.#agent) this.#call('abort', 'stopped'); // first, so Python records the cause
     this.#card?.finish(false);
   }
@@ -331,6 +343,8 @@ export class SiteAgentElement extends HTMLElement {
    */
   reset() {
     this.#currentRun = null; // from now on, events of the old run are stale
+    this.#generation += 1; // a message waiting for Python to start is not sent
+    this.#queued = null;
     if (this.#agent) this.#call('reset'); // a pending card: a denial with cause "reset"
     this.#card?.finish(false);
     this.#running = false;
@@ -379,7 +393,7 @@ export class SiteAgentElement extends HTMLElement {
       emit: (json, extra) => this.#event(JSON.parse(json), extra ? JSON.parse(extra) : {}),
       started: (text, run) => this.#started(text, run),
       confirm: (json, signal) => this.#confirm(JSON.parse(json), signal),
-      save: (json) => this.#save(JSON.parse(json)),
+      save: (json, run) => this.#save(JSON.parse(json), run),
     };
   }
 
@@ -542,7 +556,7 @@ export class SiteAgentElement extends HTMLElement {
     }
     ui.send.disabled = !canSend || this.#running;
     ui.send.hidden = this.#running;
-    ui.stop.hidden = !this.#running;
+    ui.stop.hidden = !this.#running && !this.#queued;
   }
 
   #downloadBox(entry) {
@@ -690,7 +704,9 @@ export class SiteAgentElement extends HTMLElement {
     return this.#log.map(([kind, node, text]) => [kind, text ?? node.textContent]);
   }
 
-  #save(state) {
+  #save(state, run) {
+    // A save of a run that was reset (it may cross from the worker after the reset): dropped.
+    if (run != null && run !== this.#currentRun) return;
     if (!this.#persists()) return;
     this.#openVisit().then((v) => {
       v.update({ state }, () => ({ open: this.#isOpen(), log: this.#logData() }));
@@ -723,8 +739,9 @@ export class SiteAgentElement extends HTMLElement {
       // Python is still starting: show the message at once; it runs when the agent is ready.
       const line = this.#message('user', text);
       line.classList.add('queued');
-      this.#queued = { line, note: this.#note(this.#t('queued')) };
+      this.#queued = { line, text, note: this.#note(this.#t('queued')) };
       this.#ui.status.textContent = this.#t('queued');
+      this.#ui.stop.hidden = false; // Stop takes it back
     }
     try {
       await this.#run(text);
@@ -732,11 +749,14 @@ export class SiteAgentElement extends HTMLElement {
       if (this.#queued && !this.#ui.input.value) this.#ui.input.value = text; // nothing lost
       this.#unqueue();
       if (error.code === 'busy') this.#ui.status.textContent = this.#t('busy');
-      else if (error.code !== 'config') this.#note(this.#t('error', { message: error.message }), 'error');
+      else if (error.code !== 'config' && error.code !== 'aborted') {
+        this.#note(this.#t('error', { message: error.message }), 'error');
+      }
     }
   }
 
-  #queued = null; // {line, note}: a message sent while Python was starting
+  #queued = null; // {line, text, note}: a message sent while Python was starting
+  #generation = 0; // raised by stop() and reset(): an ask() not yet sent to Python is dropped
 
   #unqueue() {
     this.#queued?.line.remove();
@@ -745,9 +765,13 @@ export class SiteAgentElement extends HTMLElement {
   }
 
   async #run(text, handle = null) {
+    const generation = this.#generation;
     await this.#boot();
     if (!this.#running && this.#configuring) await this.#configuring;
     if (!this.#agent) throw agentError({ code: 'config', message: 'The element was removed.' });
+    if (generation !== this.#generation) {
+      throw agentError({ code: 'aborted', message: 'Stopped before the message was sent.' });
+    }
     const id = ++this.#runSeq; // Python tags this run's events with it
     if (handle) handle.id = id;
     return unwrap(await this.#call('run', text, id));

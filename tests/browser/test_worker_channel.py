@@ -313,6 +313,71 @@ def test_a_message_sent_while_python_starts_runs_once_when_ready(open_page: Any)
     assert page.locator("site-agent >> .msg.assistant").count() == 1
 
 
+@pytest.mark.parametrize("how", ["stop", "reset"])
+def test_a_queued_message_is_dropped_by_stop_or_new_conversation(open_page: Any, how: str) -> None:
+    page = open_page(
+        """
+        document.addEventListener('site-agent-event', () => {
+          window.__events = (window.__events ?? 0) + 1;
+        });
+        """
+    )
+    page.click("site-agent >> .launcher")
+    page.fill("site-agent >> textarea", "find mugs")
+    page.click("site-agent >> .send")
+    assert page.evaluate(f"{EL}.state") == "loading"
+    assert page.locator("site-agent >> .stop").is_visible()  # Stop can take it back
+    if how == "stop":
+        page.click("site-agent >> .stop")
+    else:
+        page.click("site-agent >> .fresh")
+    assert page.locator("site-agent >> .queued").count() == 0
+    wait_until(page, f"() => {EL}.state === 'ready'")
+    page.wait_for_timeout(500)
+    assert page.evaluate("window.__events ?? 0") == 0  # never sent: no run, no event
+    assert page.locator("site-agent >> .msg").count() == 0
+    # Stop gives the text back to the input; a new conversation drops it.
+    expected = "find mugs" if how == "stop" else ""
+    assert page.input_value("site-agent >> textarea") == expected
+    assert page.locator("site-agent >> .stop").is_hidden()
+
+
+def test_a_save_that_crosses_a_reset_is_dropped(open_page: Any) -> None:
+    """The worker sends a step's state right after the step's event; a reset() made while the
+    page handles that event comes before the state arrives: it must not bring the record back."""
+    page = open_page(
+        """
+        const el = document.querySelector('site-agent');
+        window.addEventListener('DOMContentLoaded', () => {
+          el.options = {
+            model: window.scriptedModel('ping'),
+            tools: {
+              getTools: () => [{
+                name: 'ping', description: 'Ping', annotations: { readOnlyHint: true },
+              }],
+              executeTool: () => 'pong',
+            },
+          };
+        });
+        el.addEventListener('site-agent-event', (e) => {
+          if (e.detail.type === 'confirm-result' && !window.__reset) {
+            window.__reset = true;
+            el.reset();
+          }
+        });
+        """
+    )
+    boot(page)
+    start_ask(page, "ping")
+    wait_until(page, "() => window.__reset === true")
+    page.wait_for_timeout(800)  # more than the record's 250 ms store interval
+    assert page.evaluate("sessionStorage.getItem('site-agent:default')") is None
+    saves = page.evaluate(
+        "window.__channel.filter((c) => c.message.method === 'bridge.save').length"
+    )
+    assert saves >= 1  # the late state did cross, and was dropped
+
+
 # ---------------------------------------------------------------------------- stale tools
 
 
