@@ -824,6 +824,10 @@ export class SiteAgentElement extends HTMLElement {
     if (run !== undefined && run !== this.#currentRun) return;
     this.dispatchEvent(new CustomEvent('site-agent-event', { detail: event, bubbles: true, composed: true }));
     const ui = this.#ui;
+    // A call that began on the previous page has no tool-call event here: its title comes along.
+    if (extra.title && event.call?.id && !this.#titles.has(event.call.id)) {
+      this.#titles.set(event.call.id, extra.title);
+    }
     switch (event.type) {
       case 'thinking':
         ui.status.textContent = this.#t('thinking');

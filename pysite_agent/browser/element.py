@@ -51,8 +51,9 @@ stand-ins for the site's JS options: this module runs the same on either side.
 ``event_json`` is exactly the event's JSON (its published shape). ``extra_json`` is the element's
 own channel: ``{"run": run_id}`` (the run the event belongs to: the ``run_id`` given to
 ``run()``, or a number the controller chose; events of a run that was reset still carry their
-own id, so the element can drop them), plus ``"title"`` on ``tool-call`` events when the tool
-has one (from the tool list the model was shown in that step).
+own id, so the element can drop them), plus ``"title"`` on ``tool-call``, ``confirm-result``
+and ``tool-result`` events when the tool has one (from the tool list the model was shown in that
+step, or this page's tools for a call that began on the previous page).
 
 ``config_json`` is described in :mod:`pysite_agent.browser._config`. ``js_values`` is a JS
 object holding the ``element.options`` entries that are JS values, each optional:
@@ -91,7 +92,7 @@ from pysite_agent import (
 )
 from pysite_agent.browser import _ffi as ffi
 from pysite_agent.browser._config import ConfigError, ElementConfig, parse_config
-from pysite_agent.core.events import ToolCallEvent
+from pysite_agent.core.events import ConfirmResultEvent, ToolCallEvent, ToolResultEvent
 from pysite_agent.core.signals import AbortController, AbortedError, AbortSignal
 from pysite_agent.core.trace import utc_now
 from pysite_agent.core.types import (
@@ -578,6 +579,10 @@ class ElementController:
                 if isinstance(run_id, int) and not isinstance(run_id, bool)
                 else next(self._run_ids)
             )
+            if self._titles is not None:
+                # This page's tool titles, for the call that was open when the page changed.
+                with contextlib.suppress(Exception):
+                    await self._titles.get_tools()
             token = _RUN_ID.set(rid)
             try:
                 resumed = agent.resume(checked)
@@ -690,7 +695,10 @@ class ElementController:
         rid = _RUN_ID.get()
         if rid is not None:
             extra["run"] = rid
-        if isinstance(event, ToolCallEvent) and self._titles is not None:
+        if (
+            isinstance(event, ToolCallEvent | ConfirmResultEvent | ToolResultEvent)
+            and self._titles is not None
+        ):
             title = self._titles.titles.get(event.call.name)
             if title:
                 extra["title"] = title

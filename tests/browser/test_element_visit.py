@@ -210,6 +210,9 @@ def test_a_pending_card_is_denied_by_navigation(visit: Visit) -> None:
     decision = next(s for s in done["trace"]["steps"] if s["kind"] == "decision")
     assert decision["allowed"] is False and decision["cause"] == "navigated"
     assert visit.cart() == []
+    # The denial line names the tool by its title on this page too, not its raw name.
+    assert "Add to cart was not allowed" in visit.log()
+    assert "add_to_cart was not allowed" not in visit.log()
     visit.page.locator("site-agent >> .card").wait_for(state="detached")  # not carried over
 
 
