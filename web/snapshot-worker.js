@@ -18,7 +18,10 @@ self.onmessage = async ({ data }) => {
       onSnapshot: (info) => {
         if (info.saved === true) answer({ saved: true, bytes: info.bytes });
         else if (info.saved === false) answer({ saved: false, reason: info.reason });
-        else if (!info.made) answer({ saved: false, reason: `${info.state}: ${info.reason ?? 'no snapshot taken'}` });
+        else if (info.state === 'used') {
+          // Another start of this origin (another tab) stored one meanwhile: nothing to do.
+          answer({ saved: false, reason: 'a snapshot of this bundle was already stored' });
+        } else if (!info.made) answer({ saved: false, reason: `${info.state}: ${info.reason ?? 'no snapshot taken'}` });
       },
     });
   } catch (error) {
