@@ -74,11 +74,32 @@ import * as snapshots from "./snapshot.js";
  *   an exception it throws is logged and ignored.
  * @param {(info: SnapshotInfo) => void} [options.onSnapshot]  called once with the path taken,
  *   and once more (with `saved`) when a snapshot taken during this start was stored or not.
+ * @param {boolean} [options.batchCallbacks]  run asyncio's ready callbacks in batches
+ *   (`pysite_agent/browser/event_loop.py`, `docs/runtime.md`) on a runtime started here;
+ *   default true. A Pyodide handed in (`pyodide`) keeps its own loop.
  * @param {AbortSignal} [options.signal]  aborts between steps (and the lock's fetch); the
  *   promise then rejects with `signal.reason`.
  * @returns {Promise<any>} the Pyodide instance, with the `imports` imported.
  */
-export async function bootPython({
+export async function bootPython({ batchCallbacks = true, ...options } = {}) {
+  const pyodide = await startPython(options);
+  if (batchCallbacks && !options.pyodide) {
+    const mod = pyodide.pyimport("pysite_agent.browser.event_loop");
+    try {
+      const install = mod.install;
+      try {
+        install();
+      } finally {
+        install.destroy();
+      }
+    } finally {
+      mod.destroy();
+    }
+  }
+  return pyodide;
+}
+
+async function startPython({
   indexURL,
   lockFileURL,
   pyodide: existing,

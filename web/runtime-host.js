@@ -65,16 +65,6 @@ export function loadRuntime({ onProgress } = {}) {
           }
         },
       });
-      // A runtime started here is ours: batch asyncio's ready callbacks
-      // (pysite_agent/browser/event_loop.py). A handed-in Pyodide keeps its loop.
-      if (!given) {
-        const mod = py.pyimport('pysite_agent.browser.event_loop');
-        try {
-          callPy(mod, 'install');
-        } finally {
-          mod.destroy();
-        }
-      }
       mark('boot-end');
       return py;
     })(), csp.blocked]);

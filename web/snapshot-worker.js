@@ -15,6 +15,7 @@ self.onmessage = async ({ data }) => {
     await bootPython({
       ...data,
       snapshotMaker: 'inline',
+      batchCallbacks: false, // a throwaway runtime: it runs no agent
       onSnapshot: (info) => {
         if (info.saved === true) answer({ saved: true, bytes: info.bytes });
         else if (info.saved === false) answer({ saved: false, reason: info.reason });

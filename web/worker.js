@@ -25,17 +25,6 @@ function callPy(proxy, name, ...args) {
   }
 }
 
-// This runtime is ours alone: run asyncio's ready callbacks in batches, not one browser task
-// each (pysite_agent/browser/event_loop.py).
-function batchLoop(runtime) {
-  const mod = runtime.pyimport('pysite_agent.browser.event_loop');
-  try {
-    callPy(mod, 'install');
-  } finally {
-    mod.destroy();
-  }
-}
-
 const handlers = {};
 const notes = {};
 const endpoint = new Endpoint(self, handlers, notes);
@@ -216,7 +205,6 @@ Object.assign(handlers, {
       // The page marks it (site-agent:snapshot, site-agent:snapshot-saved) for benchmarks.
       onSnapshot: (info) => endpoint.notify('boot.snapshot', info),
     });
-    batchLoop(py);
     return true;
   },
   // Diagnostics (docs/runtime.md): live PyProxies, with Pyodide's allocation tracing.

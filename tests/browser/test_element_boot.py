@@ -193,6 +193,20 @@ def test_a_page_can_hand_in_its_own_running_pyodide(open_page: Any, site: Any) -
     assert same is True
     assert fetched(site).count("/pyodide/pyodide.asm.wasm") == 1
     assert page.evaluate(f"{EL}.ask('find mugs')")["status"] == "answered"
+    # The page's own Pyodide keeps its event loop as it was.
+    assert page.evaluate(BATCHING) is False
+
+
+BATCHING = """async () => (await (await import('/loader.js')).loadRuntime()).runPython(
+    'from pysite_agent.browser import event_loop; event_loop.batching()')"""
+
+
+def test_a_runtime_the_element_starts_batches_its_callbacks(open_page: Any) -> None:
+    page = open_page('runtime="main"')
+    page.evaluate(f"{EL}.show()")
+    page.wait_for_function(f"{EL}.state === 'ready'", timeout=60_000)
+    assert page.evaluate(BATCHING) is True
+    assert page.evaluate(f"{EL}.ask('find mugs')")["status"] == "answered"
 
 
 STRICT_CSP = "default-src 'self'; img-src data:; script-src 'self' {extra}"
