@@ -374,3 +374,28 @@ def test_the_visitor_left_during_a_model_call() -> None:
     assert result.answer == "Found a mug."
     assert [s["step"] for s in result.trace["steps"] if s["kind"] == "model"] == [1, 2]
     assert model.requests[0].messages[-1]["role"] == "tool"  # from the last recorded step
+
+
+@pytest.mark.parametrize("stop", ["reset", "abort"])
+def test_a_run_called_before_a_reset_or_stop_does_not_start(stop: str) -> None:
+    """The page sends run, then reset (or Stop) at once; in the worker the run's work starts
+    in a later task than the call. It must not start on the fresh conversation."""
+
+    async def main() -> None:
+        bridge = Bridge()
+        controller = create_controller(bridge)
+        await controller.configure(CONFIG, {"tools": shop_context()})
+        pending = controller.run("search mugs", 1)  # called, not started
+        getattr(controller, stop)()
+        refused = json.loads(await pending)
+        assert refused == {
+            "ok": False,
+            "error": {"code": "aborted", "message": "Stopped before the message was sent."},
+        }
+        assert bridge.events == [] and bridge.saved == []
+        assert json.loads(controller.state())["conversation"]["messages"] == []
+        later = json.loads(await controller.run("search mugs", 2))  # the next one runs
+        assert later["ok"] and later["value"]["status"] == "answered"
+        controller.close()
+
+    run(main())

@@ -132,6 +132,7 @@ export class SiteAgentElement extends HTMLElement {
   #configQueued = false;
   #runs = new Set(); // agent.run() handles waiting for events
   #runSeq = 0; // the id of the latest run this element asked Python for
+  #staleUpTo = 0; // runs with an id up to this were asked for before the last reset()
   #currentRun = null; // the run whose events are shown (null after reset())
   #handle = null;
   #progressLine = null;
@@ -329,8 +330,8 @@ export class SiteAgentElement extends HTMLElement {
       // A message waiting for Python to start: it is not sent, and goes back to the input.
       if (!this.#ui.input.value) this.#ui.input.value = this.#queued.text;
       this.#unqueue();
-      this.#ui.status.textContent = this.#t('stopped');
       this.#renderSetup();
+      this.#ui.status.textContent = this.#t('stopped');
     }
     if (this.#agent) this.#call('abort', 'stopped'); // first, so Python records the cause
     this.#card?.finish(false);
@@ -343,6 +344,7 @@ export class SiteAgentElement extends HTMLElement {
    */
   reset() {
     this.#currentRun = null; // from now on, events of the old run are stale
+    this.#staleUpTo = this.#runSeq; // and runs asked for until now, even if not started yet
     this.#generation += 1; // a message waiting for Python to start is not sent
     this.#queued = null;
     if (this.#agent) this.#call('reset'); // a pending card: a denial with cause "reset"
@@ -809,6 +811,8 @@ export class SiteAgentElement extends HTMLElement {
   }
 
   #started(text, run) {
+    // A run asked for before a reset() that Python started anyway: it ends in the background.
+    if (run != null && run <= this.#staleUpTo) return;
     this.#unqueue();
     this.#currentRun = run ?? null;
     this.#running = true;

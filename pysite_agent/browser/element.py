@@ -78,7 +78,7 @@ import contextlib
 import contextvars
 import itertools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from pysite_agent import (
@@ -330,6 +330,7 @@ class ElementController:
         self._destroyed = False
         self._page: dict[str, str] | None = None
         self._rid: int | None = None  # the id of the current run's events
+        self._stops = 0  # abort() and reset() so far: a run() called before one does not start
 
     # ---- settings
 
@@ -407,14 +408,21 @@ class ElementController:
 
     # ---- runs
 
-    async def run(self, text: str, run_id: Any = None) -> str:
-        """Run the agent on ``text``; ``envelope(RunResult JSON)``.
+    def run(self, text: str, run_id: Any = None) -> Coroutine[Any, Any, str]:
+        """Run the agent on ``text``; awaitable, ``envelope(RunResult JSON)``.
 
-        Fails with ``busy`` while a run or replay is in progress, ``config`` without an agent.
+        Fails with ``busy`` while a run or replay is in progress, ``config`` without an agent,
+        and ``aborted`` when :meth:`abort` or :meth:`reset` came after this call but before the
+        run started (the call is taken when it is made; its work starts in a later task).
         Events go to ``bridge.emit`` as they happen (``done`` included), tagged with
         ``run_id`` (an integer the element chose; the controller picks one when it is not).
         After :meth:`reset` the next run may start while this one still ends.
         """
+        return self._run_from(self._stops, text, run_id)
+
+    async def _run_from(self, stops: int, text: str, run_id: Any) -> str:
+        if stops != self._stops:
+            return fail("aborted", "Stopped before the message was sent.")
         if self._busy:
             return fail("busy", "A run is already in progress; wait for it or press Stop.")
         self._busy = True
@@ -601,7 +609,9 @@ class ElementController:
 
     def abort(self, cause: str = "stopped") -> None:
         """Stop the running run, replay or eval; a pending card closes as a denial recorded
-        with ``cause`` (``"stopped"``, ``"reset"``, ``"removed"``, ...)."""
+        with ``cause`` (``"stopped"``, ``"reset"``, ``"removed"``, ...). A :meth:`run` called
+        before this but not started yet does not start."""
+        self._stops += 1
         if self._run is not None:
             self._run.abort(cause)
         if self._replay is not None:

@@ -378,6 +378,36 @@ def test_a_save_that_crosses_a_reset_is_dropped(open_page: Any) -> None:
     assert saves >= 1  # the late state did cross, and was dropped
 
 
+def test_reset_right_after_ask_leaves_nothing_behind(open_page: Any) -> None:
+    """reset() a moment after ask(), before or after the run reached Python (or even after
+    it answered): nothing of it is shown or stored, and the next ask starts a fresh
+    conversation."""
+    page = open_page()
+    boot(page)
+    for delay in (0, 0, 1, 2, 3, 5):
+        outcome = page.evaluate(
+            """async (delay) => {
+            sessionStorage.clear();
+            const el = document.querySelector('site-agent');
+            const asked = el.ask('find mugs').then((r) => r.status, (e) => e.code);
+            if (delay) await new Promise((r) => setTimeout(r, delay));
+            else await Promise.resolve();
+            el.reset();
+            const status = await asked;
+            await new Promise((r) => setTimeout(r, 400));
+            return [status, sessionStorage.getItem('site-agent:default'),
+                    el.shadowRoot.querySelectorAll('.log .msg').length];
+        }""",
+            delay,
+        )
+        assert outcome[0] in ("aborted", "answered"), (delay, outcome)  # done before it
+        assert outcome[1] is None and outcome[2] == 0, (delay, outcome)
+    result = page.evaluate(f"{EL}.ask('find mugs')")
+    assert result["status"] == "answered"
+    users = [s for s in result["trace"]["steps"] if s["kind"] == "user"]
+    assert len(users) == 1
+
+
 # ---------------------------------------------------------------------------- stale tools
 
 
