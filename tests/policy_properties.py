@@ -1,6 +1,6 @@
 """The policy invariants as a property over random pages, replies, visitors, tool changes and
 aborts. ``tests/test_agent_properties.py`` runs it in CI with a few hundred examples;
-``python benchmarks/properties.py`` runs it at 10,000 or more (the README records the result).
+``python benchmarks/properties.py`` runs it at 10,000 or more (docs/security.md records the result).
 
 Invariants checked on every example (README, "The safety rules"):
 

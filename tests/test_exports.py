@@ -1,4 +1,4 @@
-"""Every name the README's Python API uses is importable from ``pysite_agent``."""
+"""Every name the Python API's documentation uses is importable from ``pysite_agent``."""
 
 from __future__ import annotations
 
@@ -12,17 +12,22 @@ from pathlib import Path
 import pysite_agent as sa
 
 ROOT = Path(__file__).resolve().parents[1]
-# The Python API sections; the server (a separate extra) documents its own import path.
-SECTIONS = ("## Models", "## The Python API", "## Python in the page")
+# The Python API's pages, and the README's section on it; the server (a separate extra)
+# documents its own import path.
+PAGES = ("docs/models.md", "docs/python-api.md")
+README_SECTION = "## The Python API"
 
 
 def _sections() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    parts = re.split(r"(?m)^(?=## )", text)
-    return "\n".join(p for p in parts if p.startswith(SECTIONS))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    parts = re.split(r"(?m)^(?=## )", readme)
+    texts = [p for p in parts if p.startswith(README_SECTION)]
+    assert texts, f"README.md has no section {README_SECTION!r}"
+    texts += [(ROOT / page).read_text(encoding="utf-8") for page in PAGES]
+    return "\n".join(texts)
 
 
-def _named_in_readme() -> set[str]:
+def _named_in_docs() -> set[str]:
     text = _sections()
     names = set(re.findall(r"`(?:sa\.)?([A-Za-z_]\w*)", text))
     names |= set(re.findall(r"\bsa\.([A-Za-z_]\w*)", text))
@@ -53,14 +58,14 @@ def _public_names() -> set[str]:
     return names
 
 
-def test_every_name_the_readme_uses_is_exported() -> None:
-    used = _named_in_readme() & _public_names()
+def test_every_name_the_api_docs_use_is_exported() -> None:
+    used = _named_in_docs() & _public_names()
     assert {"proxy", "chrome_built_in", "create_site_agent", "replay"} <= used
     missing = sorted(n for n in used if n not in sa.__all__ or not hasattr(sa, n))
-    assert missing == [], f"README names not exported from pysite_agent: {missing}"
+    assert missing == [], f"names in the API docs not exported from pysite_agent: {missing}"
 
 
-def test_the_readme_models_are_callable_from_the_package() -> None:
+def test_the_documented_models_are_callable_from_the_package() -> None:
     model = sa.proxy("/api/agent")
     assert isinstance(model.name, str) and callable(model.respond)
     chrome = sa.chrome_built_in()
