@@ -1,6 +1,6 @@
-// The conversation across pages of one visit (README, "Across pages"): one versioned record per
-// conversation name in this tab's sessionStorage (never localStorage; it never leaves the
-// browser). The element loads this file only when a record exists or a conversation starts.
+// The conversation across pages of one visit (docs/element.md, "Across pages"): one versioned
+// record per conversation name in this tab's sessionStorage (never localStorage; it never
+// leaves the browser). The element loads this file only when a record exists or a conversation starts.
 //
 // Record v1: {v: 1, name, savedAt, hiddenAt, open, log: [[kind, text], ...], state: {
 //   conversation: {version: 1, messages, afterUntrusted}, run: run state | null}, ended?}

@@ -774,8 +774,8 @@ class SiteAgent:
 
     def resume(self, state: Any, *, signal: AbortSignal | None = None) -> AgentRun:
         """Go on with a run a page change interrupted, on this page's tools, within the same
-        ``max_steps`` (README, "Across pages"). Set :attr:`page` first: the trace records it
-        and the model is told the page changed. Import the conversation first.
+        ``max_steps`` (docs/element.md, "Across pages"). Set :attr:`page` first: the trace
+        records it and the model is told the page changed. Import the conversation first.
 
         Raises:
             ValueError: ``state`` fails :func:`pysite_agent.core.visit.check_run`.

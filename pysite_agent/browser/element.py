@@ -34,7 +34,7 @@ Python -> JS (the ``bridge`` object the element passes to :func:`create_controll
     bridge.started(text, run_id)            # a run was accepted (not busy)
     bridge.confirm(request_json, signal)    # -> Promise<boolean>: the confirmation card
     bridge.save(state_json, run_id)         # optional: after each step, state() for the
-                                            # element's record (README, "Across pages");
+                                            # element's record (docs/element.md, "Across pages");
                                             # run_id as in extra_json: a reset run's is stale
     bridge.modelContext, bridge.languageModel  # optional: used instead of the page's
                                             # document.modelContext and LanguageModel

@@ -1,6 +1,6 @@
 """Error codes and the one exception the agent raises.
 
-The codes the README lists ("The Python API", errors; ``SiteAgentError.code`` and
+The codes docs/python-api.md lists (errors; ``SiteAgentError.code`` and
 ``RunResult.error.code``):
 
 - ``aborted``: the run was aborted (``AgentRun.abort()`` or its ``signal``).

@@ -1,4 +1,4 @@
-"""The agent's events and the run result, with their JSON forms (README, "The Python API": events).
+"""The agent's events and the run result, with their JSON forms (docs/python-api.md: events).
 
 ``thinking`` (step, model) -> ``text-delta`` (text; zero or more, only from adapters that
 stream) -> ``tool-call`` (call) -> ``confirm-request`` (request; only when the

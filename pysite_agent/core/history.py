@@ -1,5 +1,5 @@
-"""The history budget: which part of a conversation a model adapter sends (README, "Long
-conversations").
+"""The history budget: which part of a conversation a model adapter sends (docs/models.md,
+"Long conversations").
 
 Every adapter that sends the conversation uses these rules, each in its own unit:
 

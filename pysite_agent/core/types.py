@@ -24,7 +24,7 @@ AskReason = Literal["not-read-only", "consequential", "after-untrusted", "annota
 """Why the visitor is asked (README, safety rules 3 and 5)."""
 
 DecidedBy = Literal["read-only", "pre-approved", "visitor", "no-confirm"]
-"""Who decided a call (README, "The Python API": the ``confirm-result`` event)."""
+"""Who decided a call (docs/python-api.md: the ``confirm-result`` event)."""
 
 DenialCause = Literal["stopped", "reset", "removed", "hidden", "navigated"]
 """Why a pending confirmation ended without the visitor's answer; it counts as a denial
@@ -215,7 +215,7 @@ class ConfirmLine:
 
 @dataclass(frozen=True, slots=True)
 class ConfirmRequest:
-    """What ``confirm(request)`` receives (README, "Attributes": the confirmation card).
+    """What ``confirm(request)`` receives (docs/element.md, "Attributes": the confirmation card).
 
     ``signal`` aborts when the run is aborted, so a UI can close its card; the bridge stops
     waiting at once in that case and the call is not run.

@@ -1,5 +1,5 @@
 """A conversation that lasts the visit: the state that crosses pages, checked when read
-(README, "Across pages").
+(docs/element.md, "Across pages").
 
 Two JSON shapes, both plain data that can cross any channel (a worker's ``postMessage``, the
 element's ``sessionStorage`` record):
@@ -128,7 +128,7 @@ RUN_ENDED_TEXT: Final = {
 
 RESUME_DEADLINE_S: Final = 30
 """An interrupted run is taken up only by a page that reads it within this many seconds of
-the page change; later, it ends as ``aborted`` (README, "Across pages")."""
+the page change; later, it ends as ``aborted`` (docs/element.md, "Across pages")."""
 
 
 def end_run(run: Any, why: str, at: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""``custom(fn)`` and ``first_available(*models)`` (README, "Models").
+"""``custom(fn)`` and ``first_available(*models)`` (docs/models.md).
 
 A model adapter has ``name`` and ``async respond(request) -> reply``; optionally
 ``async availability() -> "unavailable" | "downloadable" | "downloading" | "available"`` and

@@ -1,4 +1,4 @@
-"""``proxy(url)``: the site's own endpoint, which holds the provider key (README, "Models").
+"""``proxy(url)``: the site's own endpoint, which holds the provider key (docs/models.md).
 
 The only module that does HTTP in the browser (design, "Layers"). Each step POSTs protocol v1
 (``pysite_agent/schemas/protocol-v1.schema.json``) with the browser's ``fetch`` (or the injected
