@@ -18,7 +18,7 @@ received the request. For each run the page asks once and records, on the page's
 
 ``first_text - request - D`` is the overhead streaming adds over the model's own delay (the
 proxy, both HTTP hops, Pyodide reading the stream, the event reaching the element); target
-(docs/performance.md, "Streaming"): median <= 5 ms. ``first_text - ask - D`` adds the agent's
+(docs/performance.md: streaming): median <= 5 ms. ``first_text - ask - D`` adds the agent's
 own step before the request (and in worker mode the worker channel both ways): what a
 visitor waits beyond the model. Each lane runs in each ``--runtimes`` mode (default both).
 Medians of ``--runs`` runs, after one warm-up run; the load average is recorded. Not a test,
