@@ -1,4 +1,4 @@
-"""The arguments of a call in plain words, for the confirmation card (docs/element.md).
+"""The arguments of a call in plain words, for the confirmation card (docs/element.md, "The panel").
 
 Each top-level argument becomes ``ConfirmLine(key, label, value)``: ``label`` is the property's
 ``title`` from the schema, else the key in words (``productId`` -> "Product id",

@@ -215,7 +215,7 @@ class ConfirmLine:
 
 @dataclass(frozen=True, slots=True)
 class ConfirmRequest:
-    """What ``confirm(request)`` receives (docs/element.md, "Attributes": the confirmation card).
+    """What ``confirm(request)`` receives (docs/element.md, "The panel").
 
     ``signal`` aborts when the run is aborted, so a UI can close its card; the bridge stops
     waiting at once in that case and the call is not run.
