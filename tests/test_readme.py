@@ -1,4 +1,5 @@
-"""The README's first Python example runs and prints what its comments say."""
+"""The README's first Python example runs and prints what its comments say; its first two
+commands are the demo and the test command CI runs."""
 
 from __future__ import annotations
 
@@ -24,3 +25,14 @@ def test_readme_python_api_example(tmp_path: Path) -> None:
     assert lines[-2] == "answered {'mugs': 2}"
     assert lines[-1] == "0 {'mugs': 2}"
     assert lines[0].startswith("thinking ")
+
+
+def test_the_readme_first_two_commands_are_the_demo_and_the_ci_test_command() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    first_block = re.search(r"```\n(.*?)```", text, re.S)
+    assert first_block is not None
+    commands = [line.split("#", 1)[0].strip() for line in first_block.group(1).splitlines()]
+    assert commands[:2] == ["bash .ci/demo", "bash .ci/test"]
+    assert "python -m pysite_agent demo" in (ROOT / ".ci/demo").read_text(encoding="utf-8")
+    run = (ROOT / ".ci/run").read_text(encoding="utf-8").splitlines()
+    assert run[-1] == "exec bash .ci/test"  # CI runs exactly the README's test command
