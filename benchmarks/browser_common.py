@@ -22,8 +22,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pysite_agent._demo import DemoServer  # noqa: E402
 from pysite_agent.bundle import build_bundle  # noqa: E402
+from pysite_agent.cli.demo import DemoServer  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
 FLAGS = [

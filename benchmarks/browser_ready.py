@@ -53,7 +53,7 @@ from typing import Any
 
 from browser_common import REPO, bundle, chromium, median, save
 
-from pysite_agent._demo import DemoServer
+from pysite_agent.cli.demo import DemoServer
 
 OBSERVER = """
 window.__longtasks = [];

@@ -3,7 +3,7 @@
 - :func:`e2e_bundle` builds the self-hosted bundle from the working tree once per session
   (``dist/e2e-bundle``; downloads come from the cache, a rebuild takes well under a second).
 - :func:`start_site` serves it with ``examples/`` on top, exactly as ``python -m pysite_agent
-  demo`` does (:class:`pysite_agent._demo.DemoServer`), on a free loopback port; extra ``POST``
+  demo`` does (:class:`pysite_agent.cli.demo.DemoServer`), on a free loopback port; extra ``POST``
   routes stand in for endpoints such as a proxy.
 - :data:`RECORDER` is an init script that records every ``site-agent-event`` and
   ``site-agent-done`` reaching ``document`` (so they bubbled out of the shadow root).
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pysite_agent._demo import DemoServer, PostHandler
+from pysite_agent.cli.demo import DemoServer, PostHandler
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLE_DIR = REPO / "dist" / "e2e-bundle"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pysite_agent.__main__ import main
-from pysite_agent._doctor_cli import examine
+from pysite_agent.cli.doctor import examine
 
 MISTAKES = "tests/browser/pages/doctor-mistakes.html"
 SHOP = "examples/demo-shop.html"

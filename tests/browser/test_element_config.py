@@ -1,5 +1,5 @@
 """CPython tests for the element's settings (``pysite_agent.browser._config``) and the demo
-server (``pysite_agent._demo``). No browser: these run in the CPython lane in a second."""
+server (``pysite_agent.cli.demo``). No browser: these run in the CPython lane in a second."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from pysite_agent import _demo
 from pysite_agent.__main__ import main as cli_main
 from pysite_agent.browser._config import ConfigError, ElementConfig, check_proxy_url, parse_config
+from pysite_agent.cli import demo as _demo
 
 # ---------------------------------------------------------------------------- settings
 

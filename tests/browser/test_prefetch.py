@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from element_support import EL, start_site
 
-from pysite_agent._demo import DemoServer
+from pysite_agent.cli.demo import DemoServer
 
 pytestmark = pytest.mark.browser
 

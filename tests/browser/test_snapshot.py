@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from element_support import EL, RECORDER, Shop, e2e_bundle
 
-from pysite_agent._demo import DemoServer
+from pysite_agent.cli.demo import DemoServer
 
 pytestmark = pytest.mark.browser
 

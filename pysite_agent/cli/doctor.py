@@ -47,7 +47,7 @@ _RUN = """async (source) => {
 }"""
 
 
-def add_doctor_command(sub: Any) -> None:
+def add_command(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "doctor",
         help="list a page's WebMCP tools and the mistakes in them (headless Chromium)",

@@ -15,6 +15,7 @@ and sends ``Cache-Control: no-cache`` (browsers revalidate, and get ``304 Not Mo
 
 from __future__ import annotations
 
+import argparse
 import errno
 import json
 import os
@@ -262,3 +263,49 @@ def main(
     finally:
         server.server_close()
     return 0
+
+
+def port_number(text: str) -> int:
+    """An ``argparse`` type: a TCP port from 0 to 65535 (0: the system picks a free one)."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a TCP port: use a whole number from 0 to 65535"
+        )
+    return value
+
+
+def add_command(sub: Any) -> None:
+    """Register ``demo`` on ``sub`` (an ``argparse`` sub-parsers action)."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "demo",
+        help="build the bundle (cached) and serve the demo shop on http://localhost:5180/",
+        description=(
+            "Build the self-hosted bundle (the first run downloads Pyodide and the wheels from "
+            "the npm registry and PyPI into the cache; later runs are offline) and serve the "
+            "demo shop with <site-agent> at http://localhost:PORT/. Ctrl-C stops it."
+        ),
+    )
+    p.add_argument(
+        "--port", type=port_number, default=5180, help="TCP port, 0 to 65535 (default 5180)"
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument(
+        "--cache",
+        metavar="DIR",
+        default=None,
+        help="download and bundle cache (default as for `bundle`)",
+    )
+    p.add_argument(
+        "--no-build",
+        action="store_true",
+        help="serve the bundle built by an earlier run as it is",
+    )
+    p.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    return main(port=args.port, host=args.host, cache_dir=args.cache, build=not args.no_build)

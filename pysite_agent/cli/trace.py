@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 
-def add_trace_command(sub: Any) -> None:
+def add_command(sub: Any) -> None:
     """Register ``trace`` with its ``show`` and ``check`` actions on ``sub``."""
     p: argparse.ArgumentParser = sub.add_parser(
         "trace", help="look at a saved trace: render it as HTML, or check it against trace v1"

@@ -79,7 +79,7 @@ def _custom_model(spec: str) -> Any:
     return fn
 
 
-def add_eval_command(sub: Any) -> None:
+def add_command(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "eval",
         help="measure how well a model picks the page's tools (no tool runs)",

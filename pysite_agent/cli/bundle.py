@@ -1,0 +1,56 @@
+"""``python -m pysite_agent bundle OUT``: write the self-hosted folder.
+
+The work is :func:`pysite_agent.bundle.build_bundle`; this module only parses the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_command(sub: Any) -> None:
+    """Register ``bundle`` on ``sub`` (an ``argparse`` sub-parsers action)."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "bundle",
+        help="write a self-hosted folder: loader.js, web/, Pyodide and the wheels, no CDN",
+        description=(
+            "Write OUT, a folder a site can host as-is: loader.js, web/, pyodide/ (Pyodide core, "
+            "the pinned wheels, the pysite_agent wheel and a pyodide-lock.json for exactly "
+            "these) and bundle-manifest.json. Downloads are cached and checked by sha256; a "
+            "second run needs no network and writes the same bytes."
+        ),
+    )
+    p.add_argument("out", metavar="OUT", help="the folder to write (replaced as a whole)")
+    p.add_argument(
+        "--cache",
+        metavar="DIR",
+        default=None,
+        help="download cache (default: $PYSITE_AGENT_CACHE_DIR, .cache/pysite-agent in a "
+        "checkout, else ~/.cache/pysite-agent)",
+    )
+    p.add_argument(
+        "--with-test-wheels",
+        action="store_true",
+        help="also add pytest, hypothesis and their dependencies (tests inside Pyodide)",
+    )
+    p.set_defaults(handler=_run_bundle)
+
+
+def _run_bundle(args: argparse.Namespace) -> int:
+    import sys
+
+    from pysite_agent.bundle import BUILD_ERRORS, build_bundle, default_cache_dir
+
+    try:
+        build_bundle(args.out, cache_dir=args.cache, include_test_wheels=args.with_test_wheels)
+    except BUILD_ERRORS as exc:
+        cache = args.cache or default_cache_dir()
+        print(f"bundle: {exc}", file=sys.stderr)
+        print(
+            f"bundle: nothing was replaced; the download cache is {cache} (files already there "
+            "are kept and checked by sha256; a later run fetches only what is missing)",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
