@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import inspect
 import itertools
 import json
 import re
@@ -55,6 +54,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pysite_agent.core.errors import ErrorCode, SiteAgentError
 from pysite_agent.core.signals import AbortController, AbortSignal
+from pysite_agent.core.signals import maybe_await as maybe_await  # re-exported: ffi.maybe_await
 
 IN_PYODIDE: Final[bool] = "_pyodide_core" in sys.modules or sys.platform == "emscripten"
 """True inside Pyodide (the same test Pyodide itself uses)."""
@@ -214,13 +214,6 @@ def json_to_py(value: Any) -> Any:
             raise BrowserError(error_name(exc) or "TypeError", _message(exc)) from None
         return None if is_none(text) else json.loads(text)
     return _fix_nulls(plain_copy(value))
-
-
-async def maybe_await(value: Any) -> Any:
-    """Await ``value`` when it is awaitable (a JS ``Promise`` or a coroutine), else return it."""
-    if inspect.isawaitable(value):
-        return await value
-    return value
 
 
 # -- errors -----------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import itertools
 import json
 import math
@@ -56,6 +55,8 @@ from pysite_agent.core.wire import (
     tool_result_message,
     user_message,
 )
+from pysite_agent.models.base import answered_by as model_answered_by
+from pysite_agent.models.base import maybe_await, optional_member, reset_model
 from pysite_agent.tools import default_tool_source
 from pysite_agent.tools.python_source import as_tool_source
 
@@ -87,12 +88,6 @@ def resolve_tools(tools: Any) -> ToolSource:
     if tools is None:
         return default_tool_source()
     return as_tool_source(tools)
-
-
-async def _maybe_await(value: Any) -> Any:
-    if inspect.isawaitable(value):
-        return await value
-    return value
 
 
 MAX_REPLY_DEPTH = 64
@@ -339,7 +334,7 @@ class AgentRun:
             finally:
                 open_step.clear()
             self._steps_done = step
-            answered_by = getattr(agent.model, "last_model_name", None) or agent.model.name
+            answered_by = model_answered_by(agent.model)
             trace.add(
                 "model",
                 step=step,
@@ -425,11 +420,11 @@ class AgentRun:
 
     async def _check_availability(self, signal: AbortSignal) -> None:
         """Fail fast with the right code when the model says it cannot answer on this device."""
-        probe = getattr(self._agent.model, "availability", None)
+        probe = optional_member(self._agent.model, "availability")
         if probe is None:
             return
         try:
-            state = await signal.race(_maybe_await(probe()))
+            state = await signal.race(maybe_await(probe()))
         except (AbortedError, asyncio.CancelledError):
             raise
         except Exception:  # noqa: BLE001 - a failing probe: let respond() report the real error
@@ -799,10 +794,7 @@ class SiteAgent:
             self._current.abort("reset")
             self._current = None
         self._conv = _Conversation()
-        model_reset = getattr(self._model, "reset", None)
-        if callable(model_reset):  # e.g. Chrome's adapter destroys its sessions
-            with contextlib.suppress(Exception):
-                model_reset()
+        reset_model(self._model)  # e.g. Chrome's adapter destroys its sessions
 
     def deny_pending(self, cause: DenialCause) -> bool:
         """End the running run's pending confirmation as denied with ``cause`` (see

@@ -104,7 +104,13 @@ from pysite_agent.core.types import (
     denial_cause,
 )
 from pysite_agent.core.visit import check_run, end_run, page_of
-from pysite_agent.models.base import CustomModel, availability_of
+from pysite_agent.models.base import (
+    CustomModel,
+    availability_of,
+    can_prepare,
+    model_parts,
+    optional_member,
+)
 
 AVAILABILITY_ORDER = ("available", "downloading", "downloadable")
 
@@ -393,12 +399,13 @@ class ElementController:
         if agent is None:
             return fail("config", self._config_error)
         model = agent.model
-        parts = list(getattr(model, "models", None) or (model,))
+        parts = model_parts(model)
         entries = []
         for part in parts:
             state = await availability_of(part)
-            can_prepare = getattr(part, "can_prepare", callable(getattr(part, "prepare", None)))
-            entries.append({"name": part.name, "availability": state, "canPrepare": can_prepare})
+            entries.append(
+                {"name": part.name, "availability": state, "canPrepare": can_prepare(part)}
+            )
         states = [e["availability"] for e in entries]
         overall = next((s for s in AVAILABILITY_ORDER if s in states), "unavailable")
         active = next((e["name"] for e in entries if e["availability"] == "available"), None)
@@ -657,7 +664,7 @@ class ElementController:
         agent = self._agent
         if agent is None:
             return fail("config", self._config_error)
-        prepare = getattr(agent.model, "prepare", None)
+        prepare = optional_member(agent.model, "prepare")
         if prepare is None:
             return await self.status()
 

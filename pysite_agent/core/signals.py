@@ -107,6 +107,16 @@ class AbortSignal:
                 callback()
 
 
+async def maybe_await(value: Any) -> Any:
+    """Await ``value`` when it is awaitable (a coroutine, a future, a JS ``Promise`` in
+    Pyodide), else return it: for callables that may be sync or async (a model's methods, a
+    site's function, a browser API). The package's one definition; :mod:`pysite_agent.ffi` and
+    :mod:`pysite_agent.models.base` re-export it."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
 def _consume(fut: asyncio.Future[Any]) -> None:
     if not fut.cancelled():
         fut.exception()

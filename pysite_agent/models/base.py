@@ -1,38 +1,106 @@
-"""``custom(fn)`` and ``first_available(*models)`` (docs/models.md).
+"""``custom(fn)`` and ``first_available(*models)`` (docs/models.md), and the one reader of a
+model's optional members.
 
 A model adapter has ``name`` and ``async respond(request) -> reply``; optionally
 ``async availability() -> "unavailable" | "downloadable" | "downloading" | "available"`` and
 ``async prepare(on_progress, signal)`` (e.g. to download Chrome's on-device model after a click).
+Every optional member the package reads is in :data:`OPTIONAL_MEMBERS`, and only
+:func:`optional_member` (and the helpers built on it here) reads one: the agent, the chain and
+the element glue ask here instead of probing models themselves.
 """
 
 from __future__ import annotations
 
 import contextlib
-import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pysite_agent.core.errors import SiteAgentError
-from pysite_agent.core.signals import AbortSignal
+from pysite_agent.core.signals import AbortSignal, maybe_await
 from pysite_agent.core.types import Availability, ModelAdapter, ModelRequest
 
 AVAILABILITY_VALUES = ("unavailable", "downloadable", "downloading", "available")
 
 
-async def _maybe_await(value: Any) -> Any:
-    if inspect.isawaitable(value):
-        return await value
-    return value
+__all__ = [
+    "AVAILABILITY_VALUES",
+    "OPTIONAL_MEMBERS",
+    "CustomModel",
+    "FirstAvailable",
+    "answered_by",
+    "availability_of",
+    "can_prepare",
+    "custom",
+    "first_available",
+    "maybe_await",
+    "model_parts",
+    "optional_member",
+    "reset_model",
+]
+
+OPTIONAL_MEMBERS = (
+    "availability",
+    "prepare",
+    "reset",
+    "can_prepare",
+    "last_model_name",
+    "models",
+)
+"""A model's optional members: ``availability()`` and ``prepare(on_progress, signal)`` (sync or
+async), ``reset()`` (a new conversation), ``can_prepare`` (a bool, when ``prepare`` exists but
+cannot always run), ``last_model_name`` (a chain: the model that answered the latest step) and
+``models`` (a chain: its models, in order)."""
+
+_MISSING: Any = object()
+
+
+def optional_member(model: object, name: str, default: Any = None) -> Any:
+    """``model``'s optional member ``name`` (one of :data:`OPTIONAL_MEMBERS`), or ``default``
+    when it has none. The value is returned as it is: callers check it is callable.
+
+    Raises:
+        ValueError: ``name`` is not in :data:`OPTIONAL_MEMBERS` (a typo, caught here).
+    """
+    if name not in OPTIONAL_MEMBERS:
+        raise ValueError(f"{name!r} is not an optional model member: {OPTIONAL_MEMBERS}")
+    return getattr(model, name, default)
+
+
+def model_parts(model: object) -> list[Any]:
+    """The models of a chain (its ``models``), or ``[model]`` for a single model."""
+    return list(optional_member(model, "models") or (model,))
+
+
+def can_prepare(model: object) -> Any:
+    """Whether ``model`` can be prepared: its ``can_prepare`` when it has one, else whether it
+    has a callable ``prepare``."""
+    return optional_member(model, "can_prepare", callable(optional_member(model, "prepare")))
+
+
+def answered_by(model: Any) -> str:
+    """The name of the model that answered the latest step: a chain's ``last_model_name``, else
+    ``model.name``."""
+    name: str = optional_member(model, "last_model_name") or model.name
+    return name
+
+
+def reset_model(model: object) -> None:
+    """Call ``model.reset()`` when it has one (e.g. Chrome's adapter destroys its sessions); an
+    error in it is ignored (a new conversation starts anyway)."""
+    reset = optional_member(model, "reset")
+    if callable(reset):
+        with contextlib.suppress(Exception):
+            reset()
 
 
 async def availability_of(model: Any) -> Availability:
     """``model.availability()`` when it has one (unknown values count as ``unavailable``),
     else ``"available"``. An ``availability()`` that raises counts as ``unavailable``."""
-    fn = getattr(model, "availability", None)
+    fn = optional_member(model, "availability")
     if fn is None:
         return "available"
     try:
-        value = await _maybe_await(fn())
+        value = await maybe_await(fn())
     except Exception:  # noqa: BLE001 - a failing probe means "not usable now"
         return "unavailable"
     return value if value in AVAILABILITY_VALUES else "unavailable"
@@ -63,11 +131,11 @@ class CustomModel:
     async def availability(self) -> Availability:
         if self._availability is None:
             return "available"
-        value = await _maybe_await(self._availability())
+        value = await maybe_await(self._availability())
         return value if value in AVAILABILITY_VALUES else "unavailable"
 
     async def respond(self, request: ModelRequest) -> Any:
-        return await _maybe_await(self._fn(request))
+        return await maybe_await(self._fn(request))
 
 
 def custom(
@@ -134,10 +202,7 @@ class FirstAvailable:
     def reset(self) -> None:
         """A new conversation: each chained model's optional ``reset()`` is called."""
         for model in self.models:
-            reset = getattr(model, "reset", None)
-            if callable(reset):
-                with contextlib.suppress(Exception):
-                    reset()
+            reset_model(model)
 
     async def prepare(
         self, on_progress: Callable[[float], Any] | None = None, signal: AbortSignal | None = None
@@ -145,9 +210,9 @@ class FirstAvailable:
         """Prepare the first model that is ``downloadable`` (e.g. start Chrome's download)."""
         for model in self.models:
             if await availability_of(model) in ("downloadable", "downloading"):
-                prepare = getattr(model, "prepare", None)
+                prepare = optional_member(model, "prepare")
                 if prepare is not None:
-                    await _maybe_await(prepare(on_progress, signal))
+                    await maybe_await(prepare(on_progress, signal))
                 return
 
 
