@@ -94,8 +94,8 @@ def install(loop: asyncio.AbstractEventLoop | None = None, *, budget_ms: float =
     batcher = _Batcher(loop, float(budget_ms))
     loop._pysite_agent_batcher = batcher  # type: ignore[attr-defined]
     # Instance attributes: asyncio's futures and tasks look call_soon up on the loop object.
-    loop.call_soon = batcher.call_soon  # type: ignore[method-assign]
-    loop.call_soon_threadsafe = batcher.call_soon  # type: ignore[method-assign]
+    loop.call_soon = batcher.call_soon  # type: ignore[method-assign,assignment]
+    loop.call_soon_threadsafe = batcher.call_soon  # type: ignore[method-assign,assignment]
     return True
 
 
@@ -107,8 +107,8 @@ def uninstall(loop: asyncio.AbstractEventLoop | None = None) -> bool:
     if not isinstance(batcher, _Batcher):
         return False
     del loop._pysite_agent_batcher  # type: ignore[attr-defined]
-    del loop.call_soon  # type: ignore[method-assign]
-    del loop.call_soon_threadsafe  # type: ignore[method-assign]
+    del loop.call_soon
+    del loop.call_soon_threadsafe
     return True
 
 

@@ -2,9 +2,10 @@
 
 - :class:`PythonToolSource`: a tool source over Python :class:`~pysite_agent.core.types.Tool`
   objects.
-- :func:`tool` / :class:`ToolRegistry` (:mod:`pysite_agent.tools.declare`): typed Python functions
-  as WebMCP tools; ``await registry.mount()`` (:mod:`pysite_agent.tools.mount`, Pyodide) puts them
-  on ``document.modelContext``.
+- :func:`tool` / :class:`ToolRegistry` (:mod:`pysite_agent.tools.declare`, its schemas from
+  :mod:`pysite_agent.tools.schema`): typed Python functions as WebMCP tools; ``await
+  registry.mount()`` (:mod:`pysite_agent.tools.mount`, Pyodide) puts them on
+  ``document.modelContext``.
 - :mod:`pysite_agent.tools.model_context`: the browser's ``document.modelContext`` as a tool
   source (the only module that reads it).
 """
@@ -18,6 +19,7 @@ from pysite_agent.tools.declare import (
     ToolRegistry,
     tool,
 )
+from pysite_agent.tools.mount import Mount  # also installs ToolRegistry.mounter
 from pysite_agent.tools.python_source import PythonToolSource, as_tool_source
 
 
@@ -46,6 +48,7 @@ def default_tool_source() -> ToolSource:
 
 __all__ = [
     "DeclaredTool",
+    "Mount",
     "PythonToolSource",
     "ToolArgumentsError",
     "ToolRefused",

@@ -73,7 +73,12 @@ from pysite_agent.core.results import parse_mcp_envelope
 from pysite_agent.core.signals import AbortedError, AbortSignal
 from pysite_agent.core.types import RegisteredTool
 
-__all__ = ["ModelContextSource", "read_input_schema"]
+__all__ = [
+    "ModelContextSource",
+    "NoModelContextError",
+    "document_model_context",
+    "read_input_schema",
+]
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
@@ -134,19 +139,29 @@ class _Listed:
     raw: Any
 
 
-def _document_model_context() -> Any:
-    if not ffi.IN_PYODIDE:
-        raise SiteAgentError(
-            "no-tools",
-            "No tools: outside a browser there is no document.modelContext; pass model_context= "
-            "(an object with getTools() and executeTool()).",
-        )
-    model_context = ffi.field(ffi.global_object("document"), "modelContext")
+class NoModelContextError(SiteAgentError, RuntimeError):
+    """There is no ``document.modelContext`` here: code ``no-tools`` (a ``SiteAgentError``), and
+    a ``RuntimeError`` too (what :func:`pysite_agent.tools.mount.mount` raises for it)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("no-tools", message)
+
+
+def document_model_context() -> Any:
+    """The page's ``document.modelContext`` (WebMCP, native or the JS shim): the one place
+    Python looks it up.
+
+    Raises:
+        NoModelContextError: outside a browser, or the page has none (include ``loader.js``,
+            which installs the WebMCP shim; or pass ``model_context=...``).
+    """
+    document = ffi.global_object("document") if ffi.IN_PYODIDE else None
+    model_context = ffi.field(document, "modelContext")
     if model_context is None:
-        raise SiteAgentError(
-            "no-tools",
-            "This page has no document.modelContext: include loader.js (it installs the WebMCP "
-            "shim) or use a browser with WebMCP.",
+        where = "on this page" if document is not None else "here (no browser document)"
+        raise NoModelContextError(
+            f"No tools: there is no document.modelContext {where}. Include loader.js (it "
+            "installs the WebMCP shim), use a browser with WebMCP, or pass model_context=..."
         )
     return model_context
 
@@ -181,7 +196,7 @@ class ModelContextSource:
         document: Any = None,
     ) -> None:
         if model_context is None:
-            model_context = _document_model_context()
+            model_context = document_model_context()
         for method in ("getTools", "executeTool"):
             if not callable(ffi.field(model_context, method)):
                 raise TypeError(f"model_context has no {method}() method")

@@ -83,7 +83,8 @@ import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
+from weakref import WeakKeyDictionary
 
 from pysite_agent import ffi
 from pysite_agent.core.results import is_mcp_result, result_text
@@ -93,12 +94,19 @@ from pysite_agent.tools.declare import (
     DeclaredTool,
     ToolArgumentsError,
     ToolRefused,
+    ToolRegistry,
 )
+from pysite_agent.tools.model_context import document_model_context
 
-if TYPE_CHECKING:
-    from pysite_agent.tools.declare import ToolRegistry
-
-__all__ = ["EMPTY_RESULT", "Mount", "descriptor_for", "error_result", "js_result", "mount"]
+__all__ = [
+    "EMPTY_RESULT",
+    "Mount",
+    "descriptor_for",
+    "error_result",
+    "js_result",
+    "mount",
+    "mounts_of",
+]
 
 ABORTED_TEXT: Final = "The caller stopped this call before it finished."
 
@@ -167,18 +175,6 @@ def _refusal(exc: BaseException) -> BaseException:
         return exc
     message = getattr(exc, "message", None)
     return ffi.BrowserError(name, message if isinstance(message, str) else str(exc))
-
-
-def _document_model_context() -> Any:
-    document = ffi.global_object("document")
-    model_context = ffi.field(document, "modelContext")
-    if model_context is None:
-        where = "this page" if document is not None else "here (no browser document)"
-        raise RuntimeError(
-            f"there is no document.modelContext {where}: include loader.js (it installs the "
-            "WebMCP shim) or pass model_context=..."
-        )
-    return model_context
 
 
 @dataclass(slots=True, eq=False)
@@ -340,7 +336,9 @@ class Mount:
             self._unsubscribe = None
         for registration in list(self._live.values()):
             self._drop(registration)
-        self.registry._forget_mount(self)
+        mounts = _MOUNTS.get(self.registry)
+        if mounts is not None and self in mounts:
+            mounts.remove(self)
 
     # ---- calls
 
@@ -403,11 +401,39 @@ async def mount(registry: ToolRegistry, model_context: Any = None) -> Mount:
         BrowserError: the browser refused a registration (e.g. a duplicate name).
     """
     if model_context is None:
-        model_context = _document_model_context()
-    for existing in registry.mounts:
+        model_context = document_model_context()
+    for existing in mounts_of(registry):
         if ffi.same_object(existing.model_context, model_context):
             raise RuntimeError("this registry is already mounted on that model context")
     mounted = Mount(registry, model_context)
-    registry._remember_mount(mounted)
+    _MOUNTS.setdefault(registry, []).append(mounted)
     await mounted._start()
     return mounted
+
+
+_MOUNTS: WeakKeyDictionary[ToolRegistry, list[Mount]] = WeakKeyDictionary()
+"""Each registry's live mounts, oldest first (this module owns the map; a mount leaves it when
+it is unmounted)."""
+
+
+def mounts_of(registry: ToolRegistry) -> list[Mount]:
+    """``registry``'s live mounts, oldest first (a copy)."""
+    return list(_MOUNTS.get(registry, ()))
+
+
+class _RegistryMounts:
+    """:class:`~pysite_agent.tools.declare.Mounter` for ``registry.mount()``, ``.unmount()``
+    and ``.mounts``."""
+
+    async def mount(self, registry: ToolRegistry, model_context: Any) -> Mount:
+        return await mount(registry, model_context)
+
+    def unmount(self, registry: ToolRegistry) -> None:
+        for mounted in mounts_of(registry):
+            mounted.unmount()
+
+    def mounts(self, registry: ToolRegistry) -> list[Any]:
+        return list(mounts_of(registry))
+
+
+ToolRegistry.mounter = _RegistryMounts()
