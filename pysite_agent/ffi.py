@@ -1,8 +1,7 @@
 """The one helper module for the Pyodide boundary (Python <-> JavaScript).
 
-It sits just above ``core`` in the layers (``pyproject.toml``, import-linter), so the tool source
-and the model adapters may use it; :mod:`pysite_agent.browser._ffi` re-exports it for the element
-glue.
+It sits just above ``core`` in the layers (``pyproject.toml``, import-linter), so the tool source,
+the model adapters and the element glue (``browser``) use it.
 
 Every browser-facing module (``tools.model_context``, ``models.chrome``, ``models.proxy`` and the
 element glue) crosses into JavaScript only through these helpers, so the conversion defaults and

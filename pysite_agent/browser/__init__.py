@@ -1,2 +1,3 @@
-"""The browser side: entry points the ``<site-agent>`` element calls, and :mod:`._ffi`, the one
-helper module for the Pyodide boundary. Importing this package needs no browser."""
+"""The browser side: entry points the ``<site-agent>`` element calls (``element``, ``event_loop``;
+JS imports these by name) and their settings (``_config``). The Pyodide boundary is
+:mod:`pysite_agent.ffi`. Importing this package needs no browser."""

@@ -90,7 +90,7 @@ from pysite_agent import (
     recorded_decisions,
     replay,
 )
-from pysite_agent.browser import _ffi as ffi
+from pysite_agent import ffi
 from pysite_agent.browser._config import ConfigError, ElementConfig, parse_config
 from pysite_agent.core.events import ConfirmResultEvent, ToolCallEvent, ToolResultEvent
 from pysite_agent.core.signals import AbortController, AbortedError, AbortSignal
