@@ -86,11 +86,11 @@ from pysite_agent import (
     SiteAgentError,
     create_site_agent,
     demo_rules,
+    ffi,
     first_available,
     recorded_decisions,
     replay,
 )
-from pysite_agent import ffi
 from pysite_agent.browser._config import ConfigError, ElementConfig, parse_config
 from pysite_agent.core.events import ConfirmResultEvent, ToolCallEvent, ToolResultEvent
 from pysite_agent.core.signals import AbortController, AbortedError, AbortSignal
