@@ -20,12 +20,13 @@ from dynamic_imports import violations
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = ROOT / "pyproject.toml"
 
-# One violation per contract: the module that gets the planted import, and what it imports.
+# One violation per contract: the module that gets the planted import (a new file, or an existing
+# one the import is added to), and what it imports.
 PLANTS = {
-    "Layers: core, then tool sources and model adapters, then the bridge, then the element glue": (
-        "core/_planted_layers.py",
-        "pysite_agent.agent",
-    ),
+    (
+        "Layers: core, then tool sources and model adapters, then the bridge, then the element "
+        "glue, then the command line"
+    ): ("core/_planted_layers.py", "pysite_agent.agent"),
     "The server is CPython only: nothing the browser loads imports it": (
         "models/_planted_server.py",
         "pysite_agent.server",
@@ -43,7 +44,34 @@ PLANTS = {
         "tools/_planted_bundle.py",
         "pysite_agent.bundle",
     ),
+    (
+        "The pure modules (prompt plan, constraint schema, reply reader, tool schemas, registry) "
+        "import no ffi"
+    ): ("models/chrome/stream.py", "pysite_agent.ffi"),
+    "Inside tools: schemas, then the registry, then the page's modelContext, then mounting": (
+        "tools/schema.py",
+        "pysite_agent.tools.declare",
+    ),
+    "Inside models.chrome: the pure modules, then the native tool-use shape, then the sessions": (
+        "models/chrome/schema.py",
+        "pysite_agent.models.chrome.adapter",
+    ),
+    "Nothing imports the command line (only python -m pysite_agent runs it)": (
+        "server/_planted_cli.py",
+        "pysite_agent.cli",
+    ),
+    # app imports the providers: a providers module importing app closes a circle.
+    "No import circles: the modules of each package import each other in one direction": (
+        "server/providers/_planted_cycle.py",
+        "pysite_agent.server.app",
+    ),
 }
+
+
+def plant(path: Path, code: str) -> None:
+    """Write ``code`` as a new module at ``path``, or add it at the end of an existing one."""
+    before = path.read_text(encoding="utf-8") + "\n" if path.exists() else ""
+    path.write_text(before + code, encoding="utf-8")
 
 
 def contract_names() -> list[str]:
@@ -72,9 +100,9 @@ def test_no_dynamic_import_crosses_a_layer() -> None:
 def test_a_planted_dynamic_import_breaks_each_contract(tmp_path: Path) -> None:
     package = copy_package(tmp_path)
     for module, target in PLANTS.values():
-        (package / module).write_text(
+        plant(
+            package / module,
             f"import importlib\n\nimportlib.import_module({target!r})\n__import__({target!r})\n",
-            encoding="utf-8",
         )
     (package / "core" / "_planted_computed.py").write_text(
         "import importlib\n\nNAME = 'pysite_agent.' + 'agent'\nimportlib.import_module(NAME)\n",
@@ -111,7 +139,7 @@ def test_a_planted_import_breaks_each_import_linter_contract(tmp_path: Path) -> 
     code, output = lint_imports(tmp_path)
     assert code == 0, output  # the copy itself keeps every contract
     for module, target in PLANTS.values():
-        (package / module).write_text(f"import {target}\n", encoding="utf-8")
+        plant(package / module, f"import {target}\n")
     code, output = lint_imports(tmp_path)
     assert code != 0
     assert "pysite_agent.core._planted_layers" in output  # the copy was checked
