@@ -78,34 +78,35 @@ import contextlib
 import contextvars
 import itertools
 import json
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Coroutine
 from typing import Any
 
 from pysite_agent import (
     SiteAgent,
     SiteAgentError,
     create_site_agent,
-    demo_rules,
     ffi,
-    first_available,
     recorded_decisions,
     replay,
 )
 from pysite_agent.browser._config import ConfigError, ElementConfig, parse_config
+from pysite_agent.browser._js_values import JsModel as JsModel  # re-exported
+from pysite_agent.browser._js_values import (
+    TitledSource,
+    build_model,
+    build_tools,
+    close_source,
+    js_confirm,
+)
 from pysite_agent.core.events import ConfirmResultEvent, ToolCallEvent, ToolResultEvent
-from pysite_agent.core.signals import AbortController, AbortedError, AbortSignal
+from pysite_agent.core.signals import AbortController, AbortedError
 from pysite_agent.core.trace import utc_now
 from pysite_agent.core.types import (
     ConfirmRequest,
-    ModelAdapter,
-    ModelRequest,
-    RegisteredTool,
-    ToolSource,
     denial_cause,
 )
 from pysite_agent.core.visit import check_run, end_run, page_of
 from pysite_agent.models.base import (
-    CustomModel,
     availability_of,
     can_prepare,
     model_parts,
@@ -138,180 +139,6 @@ def ok(value: Any = None) -> str:
 def fail(code: str, message: str) -> str:
     """The failure envelope, as JSON text."""
     return _dumps({"ok": False, "error": {"code": code, "message": message}})
-
-
-# --------------------------------------------------------------------------- JS values
-
-
-class JsModel(CustomModel):
-    """A model adapter over a JS object: ``respond(request)``, optional ``name``,
-    ``availability()`` and ``prepare({onProgress, signal})``.
-
-    ``respond`` receives ``{instructions, messages, tools, signal}`` as plain JS data and must
-    return (or resolve to) ``{type: "tool", name, arguments, id?, meta?}`` or
-    ``{type: "answer", text}``.
-    """
-
-    def __init__(self, obj: Any) -> None:
-        if not callable(ffi.field(obj, "respond")):
-            raise ConfigError("options.model must be an object with a respond(request) method")
-        self._obj = obj
-        name = ffi.field(obj, "name")
-        has_availability = ffi.field(obj, "availability") is not None
-        super().__init__(
-            self._respond,
-            name=name if isinstance(name, str) and name else "custom",
-            availability=self._availability if has_availability else None,
-        )
-
-    @property
-    def can_prepare(self) -> bool:
-        return ffi.field(self._obj, "prepare") is not None
-
-    async def _availability(self) -> Any:
-        return ffi.json_to_py(await ffi.maybe_await(self._obj.availability()))
-
-    async def _respond(self, request: ModelRequest) -> Any:
-        with ffi.JsAbortLink(request.signal, for_js=ffi.is_js(self._obj)) as link:
-            payload = ffi.json_to_js(
-                {
-                    "instructions": request.instructions,
-                    "messages": list(request.messages),
-                    "tools": list(request.tools),
-                },
-                signal=link.signal,
-            )
-            reply = self._obj.respond(payload)
-            return ffi.json_to_py(await ffi.call_abortable(link, ffi.maybe_await(reply)))
-
-    async def prepare(
-        self, on_progress: Callable[[float], Any] | None = None, signal: AbortSignal | None = None
-    ) -> None:
-        """Call the JS ``prepare({onProgress, signal})`` if the object has one."""
-        if not self.can_prepare:
-            return
-
-        def progress(fraction: Any) -> None:
-            if on_progress is not None and isinstance(fraction, int | float):
-                on_progress(float(fraction))
-
-        owned = ffi.callback(progress, self._obj)
-        try:
-            with ffi.JsAbortLink(signal, for_js=ffi.is_js(self._obj)) as link:
-                options = ffi.to_js({"onProgress": owned.value, "signal": link.signal})
-                await ffi.call_abortable(link, ffi.maybe_await(self._obj.prepare(options)))
-        finally:
-            owned.destroy()
-
-
-def js_confirm(fn: Any) -> Callable[[ConfirmRequest], Any]:
-    """A ``confirm`` over a JS function ``(request, {signal}) => boolean | Promise<boolean>``.
-
-    Only a JS ``true`` allows; anything else (and a throw) denies.
-    """
-
-    async def confirm(request: ConfirmRequest) -> bool:
-        with ffi.JsAbortLink(request.signal, for_js=ffi.is_js(fn)) as link:
-            answer = fn(ffi.to_js(request.to_json()), ffi.to_js({"signal": link.signal}))
-            answer = await ffi.call_abortable(link, ffi.maybe_await(answer))
-        return answer is True
-
-    return confirm
-
-
-def build_model(
-    config: ElementConfig,
-    js_model: Any,
-    language_model: Any = None,
-    document: Any = None,
-    tool_types: Any = None,
-) -> ModelAdapter:
-    """The model chain: ``options.model`` if given, else the ``models`` tokens in order.
-
-    ``chrome`` is Chrome's built-in model (``language_model``: the ``LanguageModel`` object to
-    use, default the page's global; ``document``: whose ``visibilitychange`` ends its sessions,
-    default the page's own; ``tool_types``: an object with the Prompt API's three tool-use
-    classes, default the page's globals), ``proxy`` posts protocol v1 to ``proxy_url``,
-    ``demo`` is demo rules (not AI). More than one token: :func:`first_available`.
-    """
-    if js_model is not None:
-        return JsModel(js_model)
-    models: list[ModelAdapter] = []
-    for token in config.models:
-        if token == "chrome":
-            from pysite_agent.models.chrome import TOOL_TYPE_NAMES, chrome_built_in
-
-            types = None
-            if tool_types is not None:
-                types = {name: ffi.field(tool_types, name) for name in TOOL_TYPE_NAMES}
-            models.append(
-                chrome_built_in(language_model=language_model, document=document, tool_types=types)
-            )
-        elif token == "proxy":
-            from pysite_agent.models.proxy import proxy
-
-            assert config.proxy_url is not None  # parse_config checked it
-            models.append(proxy(config.proxy_url))
-        else:
-            models.append(demo_rules())
-    return models[0] if len(models) == 1 else first_available(*models)
-
-
-def build_tools(js_tools: Any, model_context: Any = None, *, debugging_tools: bool = False) -> Any:
-    """``options.tools`` (a JS object with ``getTools``/``executeTool``) as a tool source,
-    else ``model_context`` (the page's tools seen from a worker), else the page's
-    ``document.modelContext``; ``debugging_tools`` also offers the tools annotated
-    ``debugging: true`` (attribute ``debugging-tools``)."""
-    from pysite_agent.tools.model_context import ModelContextSource
-
-    if js_tools is None:
-        return ModelContextSource(model_context=model_context, debugging_tools=debugging_tools)
-    if ffi.field(js_tools, "getTools") is None or ffi.field(js_tools, "executeTool") is None:
-        raise ConfigError("options.tools must have getTools() and executeTool(tool, args)")
-    return ModelContextSource(model_context=js_tools, debugging_tools=debugging_tools)
-
-
-class TitledSource:
-    """A tool source that remembers the titles of the tools it listed last (by name), so the
-    element can write "Add to cart" where the model called ``add_to_cart``. Everything else is
-    the wrapped source's."""
-
-    def __init__(self, inner: ToolSource) -> None:
-        self.inner = inner
-        self.titles: dict[str, str] = {}
-
-    @property
-    def revision(self) -> object:
-        return self.inner.revision
-
-    async def get_tools(self) -> Sequence[RegisteredTool]:
-        tools = await self.inner.get_tools()
-        self.titles = {t.name: t.title for t in tools if t.title}
-        return tools
-
-    async def execute_tool(
-        self,
-        tool: RegisteredTool,
-        args: dict[str, Any],
-        *,
-        signal: AbortSignal | None = None,
-    ) -> Any:
-        return await self.inner.execute_tool(tool, args, signal=signal)
-
-    def on_change(self, callback: Callable[[], Any]) -> Callable[[], None]:
-        return self.inner.on_change(callback)
-
-    def close(self) -> None:
-        _close(self.inner)
-
-
-def _close(source: Any) -> None:
-    for name in ("close", "destroy"):
-        method = getattr(source, name, None)
-        if callable(method):
-            with contextlib.suppress(Exception):
-                method()
-            return
 
 
 # --------------------------------------------------------------------------- controller
@@ -702,7 +529,7 @@ class ElementController:
         if agent is not None:
             agent.on_event(None)
             agent.reset()
-            _close(agent.source)
+            close_source(agent.source)
 
     def _emit(self, event: Any) -> None:
         bridge = self._bridge
