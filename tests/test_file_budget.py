@@ -11,8 +11,13 @@ from file_budget import ALLOWLIST, ROOT, load_allowlist, problems
 
 # Today's allowlist: an entry may be removed or its cap lowered, never added or raised.
 PINNED = {
+    # AgentRun (450 lines) and SiteAgent share the conversation, the current run, the last trace
+    # and the event listener: a split needs that state as an object of its own first.
     "pysite_agent/agent/agent.py": 888,
+    # ProxyApp is one ASGI app class (700 lines) whose request path shares its options, limiter
+    # and transport: a split needs the request path as its own object first.
     "pysite_agent/server/app.py": 884,
+    # Split by the element's own change (web/element/).
     "web/element.js": 1006,
 }
 

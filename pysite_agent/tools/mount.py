@@ -193,8 +193,8 @@ class _Registration:
 class Mount:
     """The registrations of one :class:`ToolRegistry` on one model context.
 
-    Made by :func:`mount` (or ``await registry.mount()``); the registry keeps it until
-    :meth:`unmount`.
+    Made by :func:`mount` (or ``await registry.mount()``); listed in :func:`mounts_of` (and
+    ``registry.mounts``) until :meth:`unmount`.
 
     Attributes:
         registry: the registry whose tools are mounted.
