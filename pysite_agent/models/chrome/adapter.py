@@ -491,8 +491,8 @@ class ChromeBuiltIn:
         ``on_text`` as it arrives, until the first call."""
         reader = NativeReply(on_text)
         await self._read_stream(lm, session, prompt_input, options, link, reader.take)
-        reply, self.last_refused = reader.result()
-        return reply
+        self.last_refused = reader.refused()
+        return reader.reply()
 
     async def prepare(
         self,

@@ -171,19 +171,21 @@ class NativeReply:
         elif ffi.field(chunk, "type") == "tool-call":
             self._calls.append(ffi.field(chunk, "value"))
 
-    def result(self) -> tuple[dict[str, Any], list[str]]:
-        """``(reply, names of the refused calls)`` once the stream ended.
+    def refused(self) -> list[str]:
+        """The names of the calls after the first (refused: not run), once the stream ended."""
+        return [str(ffi.field(c, "name") or "") for c in self._calls[1:]]
+
+    def reply(self) -> dict[str, Any]:
+        """The reply, once the stream ended: the first call, else the answer text.
 
         Raises:
             SiteAgentError: ``bad-reply`` when the first call has no name.
         """
         if not self._calls:
-            return {"type": "answer", "text": "".join(self._texts)}, []
-        first, *rest = self._calls
-        refused = [str(ffi.field(c, "name") or "") for c in rest]
+            return {"type": "answer", "text": "".join(self._texts)}
+        first = self._calls[0]
         name = ffi.field(first, "name")
         arguments = ffi.json_to_py(ffi.field(first, "arguments"))
         if not isinstance(name, str) or not name:
             raise SiteAgentError("bad-reply", "Chrome's model called a tool without a name.")
-        reply = {"type": "tool", "name": name, "arguments": {} if arguments is None else arguments}
-        return reply, refused
+        return {"type": "tool", "name": name, "arguments": {} if arguments is None else arguments}
