@@ -14,13 +14,13 @@ import {
   hasNativeModelContext,
   isShim,
   recordRegistrations,
-} from './web/webmcp-shim.js';
-import { defineSiteAgent, DEFAULT_STRINGS } from './web/element.js';
-import { configureRuntime, loadRuntime } from './web/runtime.js';
+} from './web/webmcp/shim.js';
+import { defineSiteAgent, DEFAULT_STRINGS } from './web/element/element.js';
+import { configureRuntime, loadRuntime } from './web/runtime/runtime.js';
 
 if (typeof document !== 'undefined') {
   if (!document.modelContext) installShim();
-  recordRegistrations(document.modelContext); // for the page doctor (web/doctor.js)
+  recordRegistrations(document.modelContext); // for the page doctor (web/webmcp/doctor.js)
 }
 defineSiteAgent(import.meta.url);
 

@@ -9,7 +9,7 @@ availability known). In the same run, each a median of ``--runs`` (default 5):
 - ``new``: the bundle built from the working tree;
   (old and new take turns run by run, so a drifting load hits both alike)
 - ``old``: the bundle built from ``--base`` (default: the commit before memory snapshots came,
-  i.e. the parent of the first commit that added ``web/snapshot.js``), from ``git archive``
+  i.e. the parent of the first commit that added ``web/runtime/snapshot.js``), from ``git archive``
   into a temporary folder;
 
 each in two states:
@@ -110,16 +110,16 @@ EMPTY_PAGE = "<!doctype html><meta charset='utf-8'><title>bare</title><p>bare"
 
 
 def base_commit() -> str:
-    """The parent of the first commit that added web/snapshot.js."""
+    """The parent of the first commit that added web/runtime/snapshot.js."""
     added = subprocess.run(
-        ["git", "log", "--diff-filter=A", "--format=%H", "--", "web/snapshot.js"],
+        ["git", "log", "--diff-filter=A", "--format=%H", "--", "web/runtime/snapshot.js"],
         cwd=REPO,
         check=True,
         capture_output=True,
         text=True,
     ).stdout.split()
     if not added:
-        raise SystemExit("no commit adds web/snapshot.js: pass --base")
+        raise SystemExit("no commit adds web/runtime/snapshot.js: pass --base")
     return f"{added[-1]}~1"
 
 

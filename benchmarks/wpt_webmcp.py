@@ -10,7 +10,7 @@ HTTPS origins) and answers the few harness files itself:
 - ``/common/blank.html`` and ``/common/get-host-info.sub.js`` (the second origin is the
   "remote" one).
 
-Lanes: ``shim`` (no WebMCP in Chromium; ``web/webmcp-shim.js`` is put at the top of every HTML
+Lanes: ``shim`` (no WebMCP in Chromium; ``web/webmcp/shim.js`` is put at the top of every HTML
 page as a classic script, since the tests call ``document.modelContext`` at once) and
 ``native`` (``--enable-features=WebMCP``). Each test file is loaded once per lane; the script
 prints every subtest's status and the totals, and writes them to
@@ -47,10 +47,10 @@ BLANK = "<!doctype html><meta charset=utf-8><title>blank</title>"
 
 
 def shim_script(base: str) -> str:
-    """web/webmcp-shim.js as one classic script that installs the shim."""
-    source = (REPO / "web" / "webmcp-shim.js").read_text()
+    """web/webmcp/shim.js as one classic script that installs the shim."""
+    source = (REPO / "web" / "webmcp/shim.js").read_text()
     source = re.sub(r"^export ", "", source, flags=re.M)
-    source = source.replace("import.meta.url", json.dumps(base + "__shim__/webmcp-shim.js"))
+    source = source.replace("import.meta.url", json.dumps(base + "__shim__/webmcp/shim.js"))
     return f"<script>(() => {{\n{source}\ninstallShim();\n}})();</script>\n"
 
 

@@ -212,7 +212,7 @@ def output_mismatch_note(problems: Sequence[Problem]) -> str:
 STALE_ERROR_NAME = "StaleToolsError"
 """The error ``name`` a tool source raises when the page refuses a call because the tool's
 registration changed after the call was decided (worker mode's page-side check, see
-``web/worker-host.js``): the call's outcome is ``stale-tools``, as for the check here."""
+``web/runtime/worker-host.js``): the call's outcome is ``stale-tools``, as for the check here."""
 
 STALE_TEXT = (
     "stale-tools: the page's tools changed after this call was decided, so it was not run. "

@@ -1,7 +1,7 @@
 """The ``<site-agent>`` element's configuration, read from its attributes and ``options``.
 
 Pure Python (no ``js``), so it is tested on CPython too. The element sends one JSON object
-(``options`` already merged over the attributes by name, see ``web/element.js``)::
+(``options`` already merged over the attributes by name, see ``web/element/element.js``)::
 
     {"models": "chrome proxy" | ["demo"] | null,   # attribute ``models``
      "proxyUrl": "/api/agent" | null,              # attribute ``proxy-url``

@@ -1,4 +1,4 @@
-"""The Python side of ``<site-agent>``: what ``web/element.js`` calls, and nothing more.
+"""The Python side of ``<site-agent>``: what ``web/element/element.js`` calls, and nothing more.
 
 The element holds no agent logic. It creates one :class:`ElementController` per element with
 :func:`create_controller` and talks to it through a small boundary:
@@ -43,7 +43,7 @@ Python -> JS (the ``bridge`` object the element passes to :func:`create_controll
     bridge.toolTypes                        # optional: the Prompt API's tool-use classes
                                             # (LanguageModelToolCall, ...) to construct
 
-In a Web Worker (``web/worker.js``) the bridge's ``modelContext``, ``languageModel``,
+In a Web Worker (``web/runtime/worker.js``) the bridge's ``modelContext``, ``languageModel``,
 ``document`` and ``toolTypes`` are stand-ins that ask or follow the page over the worker channel
 (docs/runtime.md), and ``js_values`` holds
 stand-ins for the site's JS options: this module runs the same on either side.

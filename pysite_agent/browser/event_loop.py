@@ -13,7 +13,7 @@ milliseconds, then leaves the rest to a drain in a later browser task, so that m
 Stop from the page) and rendering still get their turn. Timers (``call_later`` with a delay)
 are unchanged.
 
-``bootPython()`` (``web/boot.js``) installs it on every runtime it starts: the worker's, and
+``bootPython()`` (``web/runtime/boot.js``) installs it on every runtime it starts: the worker's, and
 the page's own in ``runtime="main"``. A Pyodide that the page handed in (PyScript) keeps its
 loop as it is.
 Importing this module needs no browser; :func:`install` works on any asyncio loop (tests).

@@ -2,7 +2,7 @@
 
 Opens ``URL`` in headless Chromium through Playwright (the ``doctor`` extra:
 ``pip install 'pysite-agent[doctor]'``), waits for the page's scripts, then runs
-``web/doctor.js`` in the page: the page's WebMCP tools and the mistakes in them, each with why
+``web/webmcp/doctor.js`` in the page: the page's WebMCP tools and the mistakes in them, each with why
 it matters and how to fix it. Prints a readable report (``--json`` for the raw one); the exit
 status is 1 when a finding is an error, 0 otherwise, 2 when the page could not be examined.
 
@@ -35,7 +35,7 @@ FLAGS = [
     "--disable-sync",
 ]
 
-# Runs web/doctor.js in the page from a blob: URL (the context bypasses the page's CSP).
+# Runs web/webmcp/doctor.js in the page from a blob: URL (the context bypasses the page's CSP).
 _RUN = """async (source) => {
   const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
   try {

@@ -10,7 +10,7 @@ What a browser test module gets by asking for these fixtures:
     A factory, ``serve_directory(path, cache_control="no-store")``, for serving another
     directory (a built dist, a temporary tree) the same way. Servers close at session end.
 ``lane`` (module, parametrized)
-    ``"shim"``: Chromium without WebMCP, so pages fall back to ``web/webmcp-shim.js``.
+    ``"shim"``: Chromium without WebMCP, so pages fall back to ``web/webmcp/shim.js``.
     ``"native"``: Chromium with ``--enable-features=WebMCP``, the browser's own
     ``document.modelContext``. Every test that uses ``browser``/``page`` runs once per lane;
     set ``PYSITE_BROWSER_LANES=native`` (or ``shim``) to run one lane only.
@@ -220,7 +220,7 @@ def serve_directory() -> Iterator[Callable[..., StaticServer]]:
 
 @pytest.fixture(scope="session")
 def http_server(serve_directory: Callable[..., StaticServer]) -> StaticServer:
-    """The repository root over HTTP (``http_server.url("web/webmcp-shim.js")``)."""
+    """The repository root over HTTP (``http_server.url("web/webmcp/shim.js")``)."""
     return serve_directory(REPO_ROOT)
 
 

@@ -84,10 +84,11 @@ def test_launcher_at_once_and_no_python_before_interaction(open_page: Any, site:
     paths = fetched(site)
     assert sorted(paths) == [
         "/loader.js",
-        "/web/element-styles.js",
-        "/web/element.js",
-        "/web/runtime.js",
-        "/web/webmcp-shim.js",
+        "/web/element/element.js",
+        "/web/element/styles.js",
+        "/web/runtime/runtime.js",
+        "/web/runtime/settings.js",
+        "/web/webmcp/shim.js",
     ]
     bundle = e2e_bundle()
     total = sum(len(gzip.compress((bundle / p.lstrip("/")).read_bytes(), 6)) for p in paths)
@@ -107,7 +108,7 @@ def test_python_starts_when_the_panel_opens_and_removal_releases_it(
     assert page.locator("site-agent >> .loading").count() == 0
     assert page.inner_text("site-agent >> .status") == "Ready."
     paths = fetched(site)
-    assert "/web/boot.js" in paths and "/pyodide/pyodide.asm.wasm" in paths
+    assert "/web/runtime/boot.js" in paths and "/pyodide/pyodide.asm.wasm" in paths
     assert any(p.startswith("/pyodide/pysite_agent-") for p in paths)
     assert not any("cdn" in p for p in paths)
     # Removing the element releases its agent; putting it back starts a new one.
@@ -237,7 +238,7 @@ def test_in_worker_mode_the_worker_follows_its_own_policy_not_the_pages(open_pag
     carries (CSP 3, "Initialize a worker's policy container"); the page's policy, here without
     'wasm-unsafe-eval', applies only to creating it (worker-src, falling back to script-src
     'self'). So worker mode starts; a site that wants WebAssembly blocked must send that
-    policy with web/worker.js too."""
+    policy with web/runtime/worker.js too."""
     page = open_page(csp=STRICT_CSP.format(extra=""))
     page.click("site-agent >> .launcher")
     wait_until(page, f"() => {EL}.state === 'ready'")

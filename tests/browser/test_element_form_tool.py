@@ -1,7 +1,7 @@
 """The demo shop's declarative ``<form toolname>`` tool, in both lanes.
 
 Native lane: Chromium lists the form as a tool. Shim lane: the shim does the same
-(``web/webmcp-forms.js``). Either way the agent asks first (a form tool has no annotations:
+(``web/webmcp/forms.js``). Either way the agent asks first (a form tool has no annotations:
 the card approves filling the form), the form is filled, and the call ends when the visitor
 clicks Send (the page answers with ``respondWith``). Waiting for the visitor does not count
 against the per-call tool timeout (README rule 7): the run keeps waiting past it, and Stop

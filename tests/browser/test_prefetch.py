@@ -19,7 +19,7 @@ pytestmark = pytest.mark.browser
 
 #: What a prefetch must bring: Pyodide's files, the lock, the wheels and boot.js.
 EXPECTED = {
-    "/web/boot.js",
+    "/web/runtime/boot.js",
     "/pyodide/pyodide.mjs",
     "/pyodide/pyodide.asm.mjs",
     "/pyodide/pyodide.asm.wasm",
@@ -39,7 +39,7 @@ def site() -> Iterator[DemoServer]:
 
 def runtime_requests(site: DemoServer) -> set[str]:
     paths = {path.split("?")[0] for method, path, _status in site.requests if method == "GET"}
-    return {p for p in paths if p.startswith("/pyodide/") or p == "/web/boot.js"}
+    return {p for p in paths if p.startswith("/pyodide/") or p == "/web/runtime/boot.js"}
 
 
 def load(page: Any, site: DemoServer) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""Warm start from a memory snapshot (``web/snapshot.js`` through ``web/boot.js``), in Chromium.
+"""Warm start from a memory snapshot (``web/runtime/snapshot.js`` through ``web/runtime/boot.js``), in Chromium.
 
 One page per module and lane on the demo site (bundle + examples) with an overlay folder in
 front of it, so a test can change a bundle file (the lock) without rebuilding. The tests share
@@ -27,11 +27,11 @@ REPO = Path(__file__).resolve().parents[2]
 PAGE = "<!doctype html><meta charset='utf-8'><title>snapshot test</title><p>snapshot test</p>"
 BOOT_MS = 90_000
 
-#: Boots Python with web/boot.js and checks it: the modules are imported, a module first
+#: Boots Python with web/runtime/boot.js and checks it: the modules are imported, a module first
 #: imported now is found (the wheels were written again after a restore), jsonschema reads
 #: its metaschemas, and `js` is the page's real global scope.
 BOOT = """async (options) => {
-  const { bootPython } = await import('/web/boot.js');
+  const { bootPython } = await import('/web/runtime/boot.js');
   const infos = [];
   let progressState = null;
   window.__saved = new Promise((resolve) => {
@@ -216,7 +216,7 @@ def test_another_pyodide_version_is_absent(page: Any, site: DemoServer) -> None:
     page.goto(site.url + "snapshot-test.html")
     reasons = page.evaluate(
         """async () => {
-        const s = await import('/web/snapshot.js');
+        const s = await import('/web/runtime/snapshot.js');
         const real = await import('/pyodide/pyodide.mjs');
         return [s.unsupported({ version: '0.29.5', loadPyodide() {} }), s.unsupported(real)];
     }"""

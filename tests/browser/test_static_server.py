@@ -66,7 +66,7 @@ def test_headers_are_settable_and_requests_recorded(serve_directory: Any, tree: 
 
 
 def test_http_server_serves_the_repository(http_server: Any) -> None:
-    status, headers, body = fetch(http_server.url("web/webmcp-shim.js"))
+    status, headers, body = fetch(http_server.url("web/webmcp/shim.js"))
     assert status == 200
     assert headers["Content-Type"].startswith("text/javascript")
     assert b"export function installShim" in body

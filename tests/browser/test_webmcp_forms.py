@@ -1,4 +1,4 @@
-"""Declarative ``<form toolname>`` tools in the shim (web/webmcp-forms.js).
+"""Declarative ``<form toolname>`` tools in the shim (web/webmcp/forms.js).
 
 Shim lane only (marker ``shim_only``): what the shim does for forms is the spec's behaviour;
 Chromium 156's own form tools are exercised through the demo shop in both lanes

@@ -1,4 +1,4 @@
-"""Conformance of web/webmcp-shim.js against Chromium 156's own WebMCP.
+"""Conformance of web/webmcp/shim.js against Chromium 156's own WebMCP.
 
 Every test runs in both lanes against tests/browser/pages/webmcp.html, which calls
 ``installShim()``: in the ``native`` lane that returns the browser's ``document.modelContext``,

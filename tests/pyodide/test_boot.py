@@ -1,4 +1,4 @@
-"""web/boot.js in headless Chromium, against the test bundle served on loopback."""
+"""web/runtime/boot.js in headless Chromium, against the test bundle served on loopback."""
 
 from __future__ import annotations
 
@@ -77,10 +77,10 @@ def page(chromium: Any, bundle_url: str) -> Iterator[Any]:
 def test_boot_fresh_runtime_reports_progress_and_imports(page: Any, snapshot: bool) -> None:
     """Both install paths: loadPackage (`snapshot: false`), and wheels kept as zip files on
     sys.path in the runtime that takes a memory snapshot itself (`snapshotMaker: "inline"`,
-    what web/snapshot-worker.js does; tests/browser/test_snapshot.py covers the rest)."""
+    what web/runtime/snapshot-worker.js does; tests/browser/test_snapshot.py covers the rest)."""
     result = page.evaluate(
         """async (snapshot) => {
-        const { bootPython } = await import("/web/boot.js");
+        const { bootPython } = await import("/web/runtime/boot.js");
         const progress = [];
         const infos = [];
         const pyodide = await bootPython({
@@ -139,7 +139,7 @@ def test_boot_into_a_running_pyodide_with_another_lock(page: Any) -> None:
         const own = await loadPyodide({
             indexURL, lockFileContents: lock, packageBaseUrl: indexURL,
         });
-        const { bootPython } = await import("/web/boot.js");
+        const { bootPython } = await import("/web/runtime/boot.js");
         const progress = [];
         const infos = [];
         const pyodide = await bootPython({
@@ -164,7 +164,7 @@ def test_boot_into_a_running_pyodide_with_another_lock(page: Any) -> None:
 def test_boot_rejects_when_aborted(page: Any) -> None:
     result = page.evaluate(
         """async () => {
-        const { bootPython } = await import("/web/boot.js");
+        const { bootPython } = await import("/web/runtime/boot.js");
         const controller = new AbortController();
         controller.abort();
         try {

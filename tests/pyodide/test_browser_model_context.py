@@ -2,7 +2,7 @@
 
 Lanes:
 
-- the project's JS shim (``web/webmcp-shim.js``, loaded from source with ``createModelContext()``)
+- the project's JS shim (``web/webmcp/shim.js``, loaded from source with ``createModelContext()``)
   and a plain JS fake: on Node and in Chromium;
 - Chromium's native ``document.modelContext`` (``--enable-features=WebMCP``): in Chromium only.
 
@@ -48,18 +48,18 @@ def _inline(source: str, module: str, value: str) -> str:
 
 
 def shim_source() -> str:
-    """``web/webmcp-shim.js`` with the implementation it loads on first use (webmcp-core.js and
-    the webmcp-schema.js it imports) inlined, as an expression whose value holds the shim's
+    """``web/webmcp/shim.js`` with the implementation it loads on first use (webmcp/core.js and
+    the webmcp/schema.js it imports) inlined, as an expression whose value holds the shim's
     exports."""
-    schema = _module("webmcp-schema.js", ["checkSubset", "checkArguments"])
-    core = _module("webmcp-core.js", ["attach", "startForms"])
-    static = "import { checkArguments, checkSubset } from './webmcp-schema.js';"
-    assert static in core, "webmcp-core.js no longer imports webmcp-schema.js as this test expects"
+    schema = _module("webmcp/schema.js", ["checkSubset", "checkArguments"])
+    core = _module("webmcp/core.js", ["attach", "startForms"])
+    static = "import { checkArguments, checkSubset } from './schema.js';"
+    assert static in core, "webmcp/core.js no longer imports webmcp/schema.js as this test expects"
     core = core.replace(static, f"const {{ checkArguments, checkSubset }} = {schema};")
     shim = _module(
-        "webmcp-shim.js", ["createModelContext", "isShim", "installShim", "hasNativeModelContext"]
+        "webmcp/shim.js", ["createModelContext", "isShim", "installShim", "hasNativeModelContext"]
     )
-    return _inline(shim, "webmcp-core.js", core)
+    return _inline(shim, "core.js", core)
 
 
 # A plain JS stand-in with Chromium's shape; `oldStringArgs` makes it refuse an object (as WebMCP

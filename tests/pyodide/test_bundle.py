@@ -97,7 +97,7 @@ def test_bundle_layout_lock_and_manifest(warm_cache: Path, tmp_path: Path) -> No
     for name in (*_pins.PYODIDE.files, "pyodide-lock.json"):
         assert (pyodide / name).is_file(), name
     assert (out / "loader.js").is_file()
-    assert (out / "web" / "boot.js").is_file()
+    assert (out / "web" / "runtime" / "boot.js").is_file()
 
     lock = json.loads((pyodide / "pyodide-lock.json").read_text())
     assert lock["info"]["python"].startswith("3.14")

@@ -2,7 +2,7 @@
 
 Lanes:
 
-- the project's JS shim (``web/webmcp-shim.js`` loaded from source, ``createModelContext()``):
+- the project's JS shim (``web/webmcp/shim.js`` loaded from source, ``createModelContext()``):
   on Node and in Chromium;
 - Chromium's native ``document.modelContext`` (``--enable-features=WebMCP``): Chromium only.
 
@@ -33,7 +33,7 @@ _config.add_node_extra_globals(
 
 @pytest.fixture(scope="module")
 def shim() -> str:
-    """``web/webmcp-shim.js`` with the implementation it loads on first use inlined, as an
+    """``web/webmcp/shim.js`` with the implementation it loads on first use inlined, as an
     expression whose value holds its exports (no import())."""
     from test_browser_model_context import shim_source
 

@@ -9,8 +9,8 @@
 // and `<form toolname>` elements are tools.
 //
 // This file is what every page loads: `document.modelContext` exists at once,
-// and the implementation (webmcp-core.js with webmcp-schema.js, and
-// webmcp-forms.js and webmcp-frames.js as needed) loads the first time the
+// and the implementation (webmcp/core.js with webmcp/schema.js, and
+// webmcp/forms.js and webmcp/frames.js as needed) loads the first time the
 // page uses it. Calls made before that are queued in order.
 //
 // Tools registered here are visible only to scripts of this tab (this origin,
@@ -25,7 +25,7 @@ const FRAME_MARK = 'pysite-agent.webmcp';
 const START_FORMS = Symbol.for('pysite-agent.webmcp-start-forms');
 const HERE = import.meta.url;
 let core;
-const loadCore = () => (core ??= import(new URL('./webmcp-core.js', HERE).href));
+const loadCore = () => (core ??= import(new URL('./core.js', HERE).href));
 
 class ModelContextShim extends EventTarget {
   #impl = null;
@@ -97,7 +97,7 @@ class ModelContextShim extends EventTarget {
     return this.#load().then((impl) => impl.executeTool(tool, input, options, argc));
   }
 
-  /** Loads the form tools (webmcp-forms.js) for this document. */
+  /** Loads the form tools (webmcp/forms.js) for this document. */
   [START_FORMS]() {
     return this.#load().then(() => loadCore()).then((m) => m.startForms(this));
   }
@@ -156,7 +156,7 @@ function copy(value) {
 
 /**
  * Records the raw arguments of every later `registerTool` call on `mc` (native
- * or shim), before the browser converts them: the page doctor (web/doctor.js)
+ * or shim), before the browser converts them: the page doctor (web/webmcp/doctor.js)
  * reads them to find hints given as strings or under unknown names. The list
  * is `globalThis[Symbol.for('pysite-agent.webmcp-registrations')]`, entries
  * `{name, title, description, inputSchema, annotations, topLevel, ok?, error?}`.

@@ -7,7 +7,7 @@
 //
 // It reads the tools from document.modelContext (attribute by attribute), the
 // page's `<form toolname>` elements, and the raw arguments of the
-// registerTool calls that loader.js recorded (web/webmcp-shim.js,
+// registerTool calls that loader.js recorded (web/webmcp/shim.js,
 // recordRegistrations): browsers convert the hints before anyone can see
 // them, so only the raw arguments show a hint given as a string or under an
 // unknown name. Loaded only when asked (not part of the page's first bytes).

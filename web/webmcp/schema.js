@@ -3,7 +3,7 @@
 // executeTool() runs before a tool (a failure is a DataError whose message is
 // JSON `{path, reason, schemaPath, message}`, so a model can correct itself).
 //
-// Loaded by webmcp-shim.js the first time a tool with a schema is registered.
+// Loaded by webmcp/shim.js the first time a tool with a schema is registered.
 //
 // Registration refuses the keywords the spec names as excluded, an
 // `additionalProperties` other than `false`, and a `pattern` that is not a

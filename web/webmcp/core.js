@@ -1,13 +1,13 @@
-// The WebMCP shim's implementation: webmcp-shim.js (the part every page loads)
+// The WebMCP shim's implementation: webmcp/shim.js (the part every page loads)
 // installs `document.modelContext` at once and loads this module the first
 // time the page uses it (registerTool, getTools, executeTool, a form tool, a
-// framed page). See webmcp-shim.js for what the shim does and
+// framed page). See webmcp/shim.js for what the shim does and
 // docs/webmcp-native.md for each choice.
 
 // Shared by every copy of this module in same-origin frames of one tab: the
 // registry lives on the topmost same-origin window, each context answers RUN
 // (run a tool it hosts) and NOTIFY (dispatch one of its events).
-import { checkArguments, checkSubset } from './webmcp-schema.js';
+import { checkArguments, checkSubset } from './schema.js';
 
 const REGISTRY = Symbol.for('pysite-agent.webmcp-registry');
 const RUN = Symbol.for('pysite-agent.webmcp-run');
@@ -23,9 +23,9 @@ const EMPTY_RESULT = 'Operation succeeded';
 const HERE = import.meta.url;
 
 let framesModule;
-/** webmcp-frames.js (exposedTo across origins, over postMessage), loaded once. */
+/** webmcp/frames.js (exposedTo across origins, over postMessage), loaded once. */
 function frames() {
-  framesModule ??= import(new URL('./webmcp-frames.js', HERE).href);
+  framesModule ??= import(new URL('./frames.js', HERE).href);
   return framesModule;
 }
 const FRAME_MARK = 'pysite-agent.webmcp';
@@ -257,10 +257,10 @@ class Impl {
     });
   }
 
-  /** A message from another frame's shim (webmcp-shim.js passes them on). */
+  /** A message from another frame's shim (webmcp/shim.js passes them on). */
   message(event) {
     // Tool lists are stored at once (a page may list right after a frame
-    // loads); the rest goes to webmcp-frames.js.
+    // loads); the rest goes to webmcp/frames.js.
     if (event.data[FRAME_MARK] === 'tools' && Array.isArray(event.data.tools)) this.#remoteTools(event);
     else frames().then((m) => m.onMessage(this.#frameHooks(), event));
   }
@@ -335,7 +335,7 @@ class Impl {
     };
   }
 
-  /** Stores the tools another origin's frame exposed to this one (webmcp-frames.js sends them). */
+  /** Stores the tools another origin's frame exposed to this one (webmcp/frames.js sends them). */
   #remoteTools(event) {
     const remote = (this.#registry.remote ??= new Map());
     const before = JSON.stringify(remote.get(event.source)?.tools ?? []);
@@ -446,7 +446,7 @@ class Impl {
       args = JSON.parse(text);
       const signal = readSignal(options, 'executeTool');
 
-      // webmcp-shim.js rejected a signal aborted before the call. The call
+      // webmcp/shim.js rejected a signal aborted before the call. The call
       // runs in a later task; an abort from now on reaches the tool after it
       // started (as native: the abort is queued behind the call).
       await nextTask();
@@ -497,7 +497,7 @@ class Impl {
     return nextTask().then(dispatch);
   }
 
-  /** Internal hooks for webmcp-forms.js (same realm only). */
+  /** Internal hooks for webmcp/forms.js (same realm only). */
   #formHooks() {
     return {
       add: (fields) => {
@@ -522,7 +522,7 @@ export function attach(context, win) {
   return new Impl(context, win);
 }
 
-/** Loads webmcp-forms.js and turns the document's `<form toolname>` into tools. */
+/** Loads webmcp/forms.js and turns the document's `<form toolname>` into tools. */
 export function startForms(context) {
-  return import(new URL('./webmcp-forms.js', HERE).href).then((m) => m.startFormTools(context));
+  return import(new URL('./forms.js', HERE).href).then((m) => m.startFormTools(context));
 }

@@ -1,6 +1,6 @@
 // Cross-origin frames for the shim: `exposedTo` (WebMCP) over postMessage.
 //
-// webmcp-shim.js loads this module when the page is framed, when a tool is
+// webmcp/shim.js loads this module when the page is framed, when a tool is
 // registered with `exposedTo` naming another origin, or when a message from
 // another frame's shim arrives. Same-origin frames need none of this: they
 // share one registry directly.
@@ -9,7 +9,7 @@
 //   change, to its parent and to child frames allowed the `tools` feature
 //   (`<iframe allow="tools ...">`), one list per exposed origin, posted with
 //   that origin as the target (the browser delivers it only there).
-// - A framed shim says hello to its parent when it starts (webmcp-shim.js
+// - A framed shim says hello to its parent when it starts (webmcp/shim.js
 //   does, and stores the lists it receives), so the parent sends the tools
 //   exposed to the frame's origin.
 // - Received lists appear in getTools() with the sender's origin and its

@@ -1,11 +1,11 @@
 // <site-agent>: the launcher, the panel, the confirmation card. No agent logic lives here:
 // the Python controller (pysite_agent/browser/element.py) runs the agent; this file renders
-// its events and forwards the visitor's decisions. Where Python runs is web/runtime.js's
-// business; the element reaches its controller through a connection (web/channel.js).
+// its events and forwards the visitor's decisions. Where Python runs is web/runtime/runtime.js's
+// business; the element reaches its controller through a connection (web/runtime/channel.js).
 // Model and tool text is always set with textContent, never as HTML.
-import { styles } from './element-styles.js';
-import { createModelContext } from './webmcp-shim.js';
-import { connectAgent, mark, prefetchOnIntent, saveData, setBaseURL } from './runtime.js';
+import { styles } from './styles.js';
+import { createModelContext } from '../webmcp/shim.js';
+import { connectAgent, mark, prefetchOnIntent, saveData, setBaseURL } from '../runtime/runtime.js';
 
 // ---------------------------------------------------------------------------- strings
 
@@ -120,7 +120,7 @@ export class SiteAgentElement extends HTMLElement {
   #ui = {};
   #options = {};
   #strings = {};
-  #agent = null; // the connection to the Python controller (web/channel.js)
+  #agent = null; // the connection to the Python controller (web/runtime/channel.js)
   #ready = null; // promise: Python + agent
   #state = 'idle'; // idle | loading | failed | ready
   #status = null; // the controller's status
@@ -278,8 +278,8 @@ export class SiteAgentElement extends HTMLElement {
           const text = typeof cases === 'string' ? cases : JSON.stringify(cases);
           return unwrap(await self.#call('evaluate', text));
         },
-        /** The page doctor (web/doctor.js): the page's tools and the mistakes in them. */
-        doctor: () => import('./doctor.js').then((m) => m.doctor()),
+        /** The page doctor (web/webmcp/doctor.js): the page's tools and the mistakes in them. */
+        doctor: () => import('../webmcp/doctor.js').then((m) => m.doctor()),
         get running() {
           return self.#running;
         },
@@ -650,7 +650,7 @@ export class SiteAgentElement extends HTMLElement {
     return node;
   }
 
-  // ---- the conversation across pages: web/visit.js (loaded when needed)
+  // ---- the conversation across pages: web/element/visit.js (loaded when needed)
 
   #visit = null;
   #visitLoad = null;

@@ -1,4 +1,4 @@
-// A throwaway runtime that makes the memory snapshot for the next start (web/boot.js starts
+// A throwaway runtime that makes the memory snapshot for the next start (web/runtime/boot.js starts
 // it when a start found none, once the page is idle). It starts Python in Pyodide's
 // snapshot-making mode, takes and stores the snapshot, answers `{saved, bytes?, reason?}`,
 // and is terminated. It never sees the page, the site's configuration or the visitor.

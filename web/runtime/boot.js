@@ -1,7 +1,7 @@
 // Start Python for <site-agent>: Pyodide, then the pysite_agent wheel and its dependencies.
 //
 // Default source: the self-hosted bundle written by `python -m pysite_agent bundle OUT`, where
-// this file is OUT/web/boot.js and Pyodide with the wheels and their lock is OUT/pyodide/.
+// this file is OUT/web/runtime/boot.js and Pyodide with the wheels and their lock is OUT/pyodide/.
 // A CDN works as configuration only, e.g.
 //   bootPython({ indexURL: "https://cdn.jsdelivr.net/pyodide/v0.29.x/full/" })
 // (then packages missing from that CDN's lock, such as pysite-agent, come from PyPI through
@@ -20,7 +20,7 @@ import * as snapshots from "./snapshot.js";
 /**
  * @typedef {object} SnapshotInfo
  * @property {"used" | "made" | "stale" | "refused" | "absent" | "off"} state  which start this
- *   was (see web/snapshot.js): `used` started from a stored memory snapshot; the others started
+ *   was (see web/runtime/snapshot.js): `used` started from a stored memory snapshot; the others started
  *   normally, and `made`/`stale`/`refused` took a new snapshot when they could (`made: true`)
  * @property {boolean} made  a new snapshot was taken during this start
  * @property {string} [reason]  why a snapshot was not used (for logs and tests)
@@ -34,7 +34,7 @@ import * as snapshots from "./snapshot.js";
  * Steps, each reported through `onProgress`:
  * 1. `runtime`: `loadPyodide` imported from `${indexURL}pyodide.mjs`, with the lock at
  *    `lockFileURL` (fetched once here). Skipped when the page hands in `pyodide`. When this
- *    origin keeps a memory snapshot for this bundle (web/snapshot.js), Python starts from it,
+ *    origin keeps a memory snapshot for this bundle (web/runtime/snapshot.js), Python starts from it,
  *    with the modules in `imports` already imported; otherwise a normal start that takes one
  *    (stored when the page is idle) for the next start. Any problem with a snapshot falls back
  *    to a normal start; which path was taken is reported through `onSnapshot`, as the
@@ -111,7 +111,7 @@ async function startPython({
   onSnapshot,
   signal,
 } = {}) {
-  const base = folderURL(indexURL ?? new URL("../pyodide/", import.meta.url));
+  const base = folderURL(indexURL ?? new URL("../../pyodide/", import.meta.url));
   const lockURL = new URL(lockFileURL ?? "pyodide-lock.json", base).href;
   const wanted = packages ?? ["pysite-agent"];
   const modules = imports ?? [
@@ -211,7 +211,7 @@ async function startPython({
   const maker = snapshotMaker ?? (typeof Worker === "function" ? "worker" : "inline");
   if (!pyodide && maker === "worker") {
     // A normal start for the visitor; the snapshot is made by a throwaway runtime in a
-    // background worker once the page is idle (web/snapshot-worker.js).
+    // background worker once the page is idle (web/runtime/snapshot-worker.js).
     pyodide = await module.loadPyodide(settings);
     signal?.throwIfAborted();
     info.made = true;
@@ -263,7 +263,7 @@ async function startPython({
  * @returns {Promise<number>} how many files were fetched.
  */
 export async function prefetchPython({ indexURL, lockFileURL, packages } = {}) {
-  const base = folderURL(indexURL ?? new URL("../pyodide/", import.meta.url));
+  const base = folderURL(indexURL ?? new URL("../../pyodide/", import.meta.url));
   const lockURL = new URL(lockFileURL ?? "pyodide-lock.json", base).href;
   const files = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"]
     .map((name) => new URL(name, base).href);

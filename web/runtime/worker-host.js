@@ -1,5 +1,5 @@
 // Worker mode, the page's side (main thread): starts the module worker that runs Python
-// (web/worker.js), and answers its requests over the worker channel (web/channel.js) with
+// (web/runtime/worker.js), and answers its requests over the worker channel (web/runtime/channel.js) with
 // what only the page has: document.modelContext and the tools a site passes, LanguageModel
 // (exposed on windows only), the element's confirmation card and the site's JS options.
 // docs/runtime.md describes the messages.
@@ -11,16 +11,13 @@
 // worker confirms the abort no tool or model call starts. A tool result that cannot be cloned
 // becomes an error result the model can read.
 import { Endpoint, abortError } from './channel.js';
-import { mark, runtimeSettings } from './runtime.js';
+import { pageToolTypes, plain, promptHandlers, usage } from './prompt-api.js';
+import { mark, runtimeSettings } from './settings.js';
+import { progressFanOut, watchCSP } from './start.js';
 
 let shared = null; // {worker, endpoint, ready, agents}
-const progressListeners = new Set();
+const progress = progressFanOut();
 let nextAgent = 1;
-
-const plain = (value) => {
-  if (value === undefined || value === null || typeof value === 'string') return value ?? null;
-  return JSON.parse(JSON.stringify(value));
-};
 
 /** A tool as plain data (one member at a time: a Chrome 160 Tool cannot be cloned). */
 function describe(tool) {
@@ -302,46 +299,6 @@ class AgentHost {
   }
 }
 
-const usage = (session) => ({
-  contextWindow: Number.isFinite(session.contextWindow) ? session.contextWindow : null,
-  contextUsage: Number.isFinite(session.contextUsage) ? session.contextUsage : null,
-});
-
-const LM_TYPES = ['LanguageModelToolCall', 'LanguageModelToolSuccess', 'LanguageModelToolError'];
-const LM_TYPE = 'site-agent:lm-type'; // the worker's stand-ins (web/worker.js)
-
-/** The tool-use classes this page has: all three, or none. */
-function lmTypes() {
-  return LM_TYPES.every((name) => typeof globalThis[name] === 'function') ? LM_TYPES : [];
-}
-
-/** A prompt's input from the worker, with its stand-ins made real tool-use objects again. */
-function revive(value) {
-  if (Array.isArray(value)) return value.map(revive);
-  if (!value || typeof value !== 'object') return value;
-  const out = {};
-  for (const [key, member] of Object.entries(value)) if (key !== LM_TYPE) out[key] = revive(member);
-  const name = value[LM_TYPE];
-  if (name === undefined) return out;
-  if (!LM_TYPES.includes(name) || typeof globalThis[name] !== 'function') {
-    throw new TypeError(`This page has no ${String(name)}.`);
-  }
-  return new globalThis[name](out);
-}
-
-/** A streamed chunk for the worker: a tool-call part's value as plain data (it cannot be cloned). */
-function plainChunk(chunk) {
-  if (!chunk || typeof chunk !== 'object' || chunk.type !== 'tool-call' || !chunk.value) return chunk;
-  const { callID, name, arguments: args } = chunk.value;
-  return { ...chunk, value: { callID, name, arguments: plain(args ?? null) } };
-}
-
-function languageModel() {
-  const lm = globalThis.LanguageModel;
-  if (!lm) throw new DOMException('LanguageModel is not available in this browser.', 'NotSupportedError');
-  return lm;
-}
-
 /** Whether the page has a `<form toolname=name>` that waits for the visitor's submit. */
 function formWaits(name) {
   try {
@@ -380,55 +337,7 @@ function handlers(agents) {
     },
     'tools.list': (p) => host(p).list(p.source),
     'tools.execute': (p, { signal }) => host(p).execute(p, signal),
-    'lm.availability': (p) => languageModel().availability(p.options ?? undefined),
-    'lm.create': (p, { signal, progress }) => {
-      const a = host(p);
-      return a.guard(signal, async (inner) => {
-        const options = { ...revive(p.options ?? {}), signal: inner };
-        if (p.monitor) {
-          options.monitor = (m) => m.addEventListener('downloadprogress', (event) => {
-            progress(event.loaded);
-          });
-        }
-        return a.keep(await languageModel().create(options));
-      });
-    },
-    'lm.clone': (p, { signal }) => {
-      const a = host(p);
-      const session = a.session(p.session);
-      return a.guard(signal, async (inner) => a.keep(await session.clone({ ...(p.options ?? {}), signal: inner })));
-    },
-    'lm.prompt': (p, { signal }) => {
-      const a = host(p);
-      const session = a.session(p.session);
-      return a.guard(signal, async (inner) => {
-        const value = await session.prompt(revive(p.input), { ...(p.options ?? {}), signal: inner });
-        return { value, usage: usage(session) };
-      });
-    },
-    'lm.stream': (p, { signal, progress }) => {
-      const a = host(p);
-      const session = a.session(p.session);
-      return a.guard(signal, async (inner) => {
-        const input = revive(p.input);
-        const reader = session.promptStreaming(input, { ...(p.options ?? {}), signal: inner }).getReader();
-        try {
-          for (;;) {
-            const { done, value } = await reader.read();
-            if (done) break;
-            progress(plainChunk(value));
-          }
-        } finally {
-          reader.releaseLock();
-        }
-        return { usage: usage(session) };
-      });
-    },
-    'lm.measure': (p, { signal }) => {
-      const a = host(p);
-      const session = a.session(p.session);
-      return a.guard(signal, (inner) => session.measureContextUsage(revive(p.input), { ...(p.options ?? {}), signal: inner }));
-    },
+    ...promptHandlers(host),
   };
 }
 
@@ -454,22 +363,11 @@ function notes(agents) {
   };
 }
 
-function bootProgress(p) {
-  if (p?.phase && (p.loaded === 0 || p.loaded === p.total)) {
-    mark(`${p.phase}:${p.loaded === p.total ? 'end' : 'start'}`);
-  }
-  for (const fn of progressListeners) {
-    try {
-      fn(p);
-    } catch {}
-  }
-}
-
-function startWorker(watchCSP) {
+function startWorker() {
   const { base, settings, bootURL } = runtimeSettings();
   const agents = new Map();
   const workerURL = new URL('./worker.js', import.meta.url).href;
-  const refused = `The page does not allow the Python worker (web/worker.js): its Content-Security-Policy must allow it in worker-src (or script-src), or set runtime="main".`;
+  const refused = `The page does not allow the Python worker (web/runtime/worker.js): its Content-Security-Policy must allow it in worker-src (or script-src), or set runtime="main".`;
   let worker;
   try {
     worker = new Worker(workerURL, { type: 'module', name: 'site-agent' });
@@ -494,7 +392,7 @@ function startWorker(watchCSP) {
   });
   mark('boot-start');
   const ready = Promise.race([
-    endpoint.request('boot', { settings, bootURL }, undefined, bootProgress),
+    endpoint.request('boot', { settings, bootURL }, undefined, (p) => progress.report(p)),
     failed,
     csp.blocked,
   ]).then((value) => {
@@ -540,23 +438,19 @@ export async function workerPyProxies({ trace } = {}) {
 
 /**
  * The connection of one element to a controller in the worker: `{call(name, ...args),
- * close()}`, the same calls as in the page (web/runtime-host.js). Starts the worker once per
+ * close()}`, the same calls as in the page (web/runtime/main-thread.js). Starts the worker once per
  * page; `onProgress` gets boot.js's reports, then `{phase: 'agent'}`.
  */
-export async function connectWorkerAgent(bridge, { onProgress, watchCSP }) {
-  if (!shared) shared = startWorker(watchCSP);
+export async function connectWorker(bridge, { onProgress } = {}) {
+  if (!shared) shared = startWorker();
   const state = shared;
-  if (onProgress) progressListeners.add(onProgress);
-  try {
-    await state.ready;
-  } finally {
-    progressListeners.delete(onProgress);
-  }
+  progress.listen(onProgress, state.ready);
+  await state.ready;
   onProgress?.({ phase: 'agent' });
   const id = nextAgent++;
   const host = new AgentHost(id, bridge, state.endpoint);
   state.agents.set(id, host);
-  await state.endpoint.request('agent.open', { agent: id, lmTypes: lmTypes() });
+  await state.endpoint.request('agent.open', { agent: id, lmTypes: pageToolTypes() });
   return {
     call(name, ...args) {
       if (host.closed) throw new Error('The element was removed.');

@@ -1,5 +1,5 @@
 // Declarative WebMCP tools for the shim: each `<form toolname tooldescription>`
-// becomes a tool (WebMCP declarative API). webmcp-shim.js loads this module
+// becomes a tool (WebMCP declarative API). webmcp/shim.js loads this module
 // only when the document has such a form.
 //
 // - The input schema is made from the form's named controls (see formSchema).

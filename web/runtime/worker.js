@@ -1,7 +1,7 @@
 // Worker mode, the worker's side: a module Web Worker that starts Python with bootPython()
-// (web/boot.js) and runs one Python controller (pysite_agent/browser/element.py) per element.
+// (web/runtime/boot.js) and runs one Python controller (pysite_agent/browser/element.py) per element.
 // What only the page has reaches Python through stand-ins with the same API surface, which
-// ask the page over the worker channel (web/channel.js, docs/runtime.md):
+// ask the page over the worker channel (web/runtime/channel.js, docs/runtime.md):
 //   - modelContext: getTools(), executeTool(tool, args, {signal}) and "toolchange" events;
 //     a listed tool is a description with a `handle` that the page keeps;
 //   - languageModel: the Prompt API's availability(options), create({monitor, signal, ...})
@@ -11,19 +11,11 @@
 // Python sees JS objects here exactly as on the main thread, so the tool source and the model
 // adapters do not know which runtime hosts them.
 import { Endpoint, abortError } from './channel.js';
+import { openController } from './controller.js';
+import { sessions, workerLanguageModel, workerToolTypes } from './prompt-api.js';
 
 let py = null;
 const agents = new Map(); // agent id -> {controller, sources: Map<source key, EventTarget[]>}
-
-// `proxy.method(...)` would leave the bound-method PyProxy alive: take it, call it, destroy it.
-function callPy(proxy, name, ...args) {
-  const method = proxy[name];
-  try {
-    return method(...args);
-  } finally {
-    method.destroy();
-  }
-}
 
 const handlers = {};
 const notes = {};
@@ -36,83 +28,6 @@ function toolSource(agent, key, state) {
     endpoint.request('tools.execute', { agent, handle: tool?.handle ?? null, args }, options?.signal);
   state.sources.set(key, [...(state.sources.get(key) ?? []), target]);
   return target;
-}
-
-const sessions = new Map(); // "agent:session" -> the session stand-in (for its events)
-
-/** A Prompt API session kept by the page, seen from here: the same members. */
-function sessionOf(agent, info) {
-  const session = info.session;
-  const target = new EventTarget();
-  let usage = info.usage ?? {};
-  const update = (next) => {
-    if (next) usage = next;
-  };
-  Object.defineProperties(target, {
-    contextWindow: { get: () => usage.contextWindow ?? undefined },
-    contextUsage: { get: () => usage.contextUsage ?? undefined },
-  });
-  const split = (more) => {
-    const { signal, ...options } = more ?? {};
-    return [signal, options];
-  };
-  target.prompt = async (input, more) => {
-    const [signal, options] = split(more);
-    const reply = await endpoint.request('lm.prompt', { agent, session, input, options }, signal);
-    update(reply.usage);
-    return reply.value;
-  };
-  target.promptStreaming = (input, more) => {
-    const [signal, options] = split(more);
-    const controller = new AbortController();
-    signal?.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
-    if (signal?.aborted) controller.abort(signal.reason);
-    return new ReadableStream({
-      start(stream) {
-        endpoint
-          .request('lm.stream', { agent, session, input, options }, controller.signal, (chunk) => {
-            stream.enqueue(chunk);
-          })
-          .then((reply) => {
-            update(reply.usage);
-            stream.close();
-          }, (error) => stream.error(error));
-      },
-      cancel: () => controller.abort(),
-    });
-  };
-  target.measureContextUsage = (input, more) => {
-    const [signal, options] = split(more);
-    return endpoint.request('lm.measure', { agent, session, input, options }, signal);
-  };
-  target.clone = async (more) => {
-    const [signal, options] = split(more);
-    return sessionOf(agent, await endpoint.request('lm.clone', { agent, session, options }, signal));
-  };
-  target.destroy = () => {
-    sessions.delete(`${agent}:${session}`);
-    endpoint.notify('lm.destroy', { agent, session });
-  };
-  sessions.set(`${agent}:${session}`, target);
-  return target;
-}
-
-function languageModel(agent) {
-  return {
-    availability: (options) => endpoint.request('lm.availability', { agent, options: options ?? null }),
-    async create(options) {
-      const { signal, monitor, ...rest } = options ?? {};
-      let onProgress;
-      if (typeof monitor === 'function') {
-        const m = new EventTarget();
-        monitor(m);
-        onProgress = (loaded) =>
-          m.dispatchEvent(Object.assign(new Event('downloadprogress'), { loaded }));
-      }
-      const params = { agent, options: rest, monitor: !!onProgress };
-      return sessionOf(agent, await endpoint.request('lm.create', params, signal, onProgress));
-    },
-  };
 }
 
 /** The JS values Python's configure()/replay() take, as stand-ins for the page's. */
@@ -156,36 +71,17 @@ const pageDocument = new EventTarget();
 let visibility = 'visible';
 Object.defineProperty(pageDocument, 'visibilityState', { get: () => visibility });
 
-// Prompt API tool use (Chrome): its classes exist on windows only, and their instances cannot
-// be cloned. The worker's stand-ins carry their class name; the page makes the real ones
-// (web/worker-host.js, revive()).
-const LM_TYPE = 'site-agent:lm-type';
-
-function lmTypes(names) {
-  if (!Array.isArray(names) || names.length !== 3) return undefined;
-  const out = {};
-  for (const name of names) {
-    out[name] = class {
-      constructor(init) {
-        Object.assign(this, init ?? {});
-        this[LM_TYPE] = name;
-      }
-    };
-  }
-  return out;
-}
-
 function bridge(agent, state, types) {
   return {
     document: pageDocument,
-    toolTypes: lmTypes(types),
+    toolTypes: workerToolTypes(types),
     emit: (event, extra) => endpoint.notify('bridge.emit', { agent, event, extra }),
     started: (text, run) => endpoint.notify('bridge.started', { agent, text, run }),
     save: (state, run) => endpoint.notify('bridge.save', { agent, state, run: run ?? null }),
     confirm: (request, signal) => endpoint.request('bridge.confirm', { agent, request }, signal),
     // Where the page's globals would be read on the main thread:
     modelContext: toolSource(agent, 'page', state),
-    languageModel: languageModel(agent),
+    languageModel: workerLanguageModel(endpoint, agent),
   };
 }
 
@@ -218,12 +114,7 @@ Object.assign(handlers, {
   },
   'agent.open': ({ agent, lmTypes: types }) => {
     const state = { sources: new Map(), controller: null };
-    const mod = py.pyimport('pysite_agent.browser.element');
-    try {
-      state.controller = callPy(mod, 'create_controller', bridge(agent, state, types));
-    } finally {
-      mod.destroy();
-    }
+    state.controller = openController(py, bridge(agent, state, types));
     agents.set(agent, state);
     return true;
   },
@@ -237,7 +128,7 @@ Object.assign(handlers, {
     }
     if (name === 'configure' || name === 'replay') call = [call[0], jsValues(agent, state, call[1])];
     else if (name === 'prepare') call = [(fraction) => progress(fraction)];
-    return (await callPy(state.controller, name, ...call)) ?? null;
+    return (await state.controller.call(name, ...call)) ?? null;
   },
 });
 
@@ -247,11 +138,7 @@ Object.assign(notes, {
     const state = agents.get(agent);
     agents.delete(agent);
     if (!state) return;
-    try {
-      callPy(state.controller, 'close');
-    } finally {
-      state.controller.destroy();
-    }
+    state.controller.close();
   },
   'lm.event': ({ agent, session, type }) => {
     sessions.get(`${agent}:${session}`)?.dispatchEvent(new Event(type));

@@ -1,0 +1,71 @@
+// The runtime's front door, loaded with the element: where the agent's Python runs is decided
+// here, once, and the code that starts it (web/runtime/main-thread.js or
+// web/runtime/worker-host.js) is imported only when an element first needs Python, so it
+// costs nothing before the first interaction. The configuration is web/runtime/settings.js's.
+import { mark, runtimeSettings, saveData } from './settings.js';
+
+export { configureRuntime, mark, runtimeSettings, saveData, setBaseURL } from './settings.js';
+
+/**
+ * Starts Python once per page (later calls share it) and resolves to the Pyodide instance
+ * with pysite_agent installed. `onProgress(p)` gets boot.js's progress reports. A failed
+ * start can be retried by calling again. (web/runtime/main-thread.js)
+ */
+export function loadRuntime(options) {
+  return import('./main-thread.js').then((host) => host.loadRuntime(options));
+}
+
+/**
+ * Starts Python and connects one element to a fresh Python controller. `bridge` is the
+ * element's side ({emit, started, confirm, save}, see pysite_agent/browser/element.py);
+ * `onProgress` gets boot.js's reports, then `{phase: 'agent'}`; `runtime` is 'worker' (a
+ * module Web Worker, web/runtime/worker-host.js) or 'main' (this page's own Pyodide,
+ * web/runtime/main-thread.js), else the configured one. Resolves to the connection
+ * `{call(name, ...args), close()}`: the same calls either way. Rejects with a TypeError for
+ * any other `runtime`.
+ */
+export function connectAgent(bridge, options = {}) {
+  const mode = options.runtime ?? runtimeSettings().runtime;
+  if (mode === 'worker') {
+    return import('./worker-host.js').then((host) => host.connectWorker(bridge, options));
+  }
+  if (mode === 'main') return import('./main-thread.js').then((host) => host.connectMain(bridge, options));
+  return Promise.reject(new TypeError(`runtime must be "worker" or "main", not ${JSON.stringify(mode)}.`));
+}
+
+// ---- prefetch: warm the HTTP cache when the visitor shows intent (never on idle)
+
+let prefetched = null;
+
+/** Fetch the runtime's files into the HTTP cache once per page (boot.js's prefetchPython). */
+export function prefetchRuntime() {
+  const { settings, pyodide, bootURL, runtime } = runtimeSettings();
+  if (!prefetched && !pyodide && !saveData()) {
+    mark('prefetch');
+    const host = runtime === 'main' ? import('./main-thread.js') : import('./worker-host.js');
+    prefetched = Promise.all([host, import(bootURL)])
+      .then(([, boot]) => boot.prefetchPython?.(settings)).catch(() => {});
+  }
+  return prefetched;
+}
+
+/**
+ * Calls `onIntent()` (default: prefetchRuntime()) once the pointer comes within 96 px of
+ * `target` or `target` gets keyboard focus. Returns a function that stops watching.
+ */
+export function prefetchOnIntent(target, onIntent = prefetchRuntime) {
+  if (saveData() || typeof document === 'undefined') return () => {};
+  const watch = new AbortController();
+  const go = () => {
+    watch.abort();
+    onIntent();
+  };
+  document.addEventListener('pointermove', (e) => {
+    const r = target.getBoundingClientRect();
+    const dx = Math.max(r.left - e.clientX, 0, e.clientX - r.right);
+    const dy = Math.max(r.top - e.clientY, 0, e.clientY - r.bottom);
+    if (r.width && dx * dx + dy * dy <= 96 * 96) go();
+  }, { passive: true, signal: watch.signal });
+  target.addEventListener('focus', go, { signal: watch.signal });
+  return () => watch.abort();
+}
