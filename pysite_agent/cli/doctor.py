@@ -2,9 +2,10 @@
 
 Opens ``URL`` in headless Chromium through Playwright (the ``doctor`` extra:
 ``pip install 'pysite-agent[doctor]'``), waits for the page's scripts, then runs
-``web/webmcp/doctor.js`` in the page: the page's WebMCP tools and the mistakes in them, each with why
-it matters and how to fix it. Prints a readable report (``--json`` for the raw one); the exit
-status is 1 when a finding is an error, 0 otherwise, 2 when the page could not be examined.
+``web/webmcp/doctor.js`` in the page: the page's WebMCP tools and the mistakes in them, each
+with why it matters and how to fix it. Prints a readable report (``--json`` for the raw one);
+the exit status is 1 when a finding is an error, 0 otherwise, 2 when the page could not be
+examined.
 
 By default Chromium runs without WebMCP, so a page that includes ``loader.js`` uses the
 project's shim (as most visitors' browsers do); ``--native`` turns on Chromium's own WebMCP
@@ -94,7 +95,7 @@ def examine(
         raise RuntimeError(
             "the doctor needs Playwright: pip install 'pysite-agent[doctor]'"
         ) from exc
-    source = (_asset_sources()[1] / "doctor.js").read_text(encoding="utf-8")
+    source = (_asset_sources()[1] / "webmcp" / "doctor.js").read_text(encoding="utf-8")
     executable = chromium or default_chromium()
     args = FLAGS + (["--enable-features=WebMCP"] if native else [])
     with sync_playwright() as pw:

@@ -503,7 +503,8 @@ def test_no_pyproxy_leaks_across_runs(fresh: Shop) -> None:
     """Runs with a card, a denial, a stop and a tool listing leave no PyProxy behind in the
     worker, where the element's Python runs (the default mode)."""
     assert fresh.page.evaluate(f"{EL}.getAttribute('runtime')") is None
-    count = """async () => (await import('/web/runtime/worker-host.js')).workerPyProxies({ trace: true })"""
+    host = "await import('/web/runtime/worker-host.js')"
+    count = f"async () => ({host}).workerPyProxies({{ trace: true }})"
     before = fresh.page.evaluate(count)
     assert isinstance(before, int)
     fresh.ask("add two mugs to my cart")
@@ -519,9 +520,7 @@ def test_no_pyproxy_leaks_across_runs(fresh: Shop) -> None:
     fresh.ask_and_wait("find mugs")
     fresh.page.evaluate(f"{EL}.agent.tools()")
     fresh.settle(200)
-    after = fresh.page.evaluate(
-        "async () => (await import('/web/runtime/worker-host.js')).workerPyProxies({ trace: false })"
-    )
+    after = fresh.page.evaluate(f"async () => ({host}).workerPyProxies({{ trace: false }})")
     assert after == before
 
 

@@ -1,4 +1,5 @@
-"""Warm start from a memory snapshot (``web/runtime/snapshot.js`` through ``web/runtime/boot.js``), in Chromium.
+"""Warm start from a memory snapshot (``web/runtime/snapshot.js`` through
+``web/runtime/boot.js``), in Chromium.
 
 One page per module and lane on the demo site (bundle + examples) with an overlay folder in
 front of it, so a test can change a bundle file (the lock) without rebuilding. The tests share
