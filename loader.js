@@ -16,11 +16,18 @@ import {
   recordRegistrations,
 } from './web/webmcp/shim.js';
 import { defineSiteAgent, DEFAULT_STRINGS } from './web/element/element.js';
-import { configureRuntime, loadRuntime } from './web/runtime/runtime.js';
+import { configureRuntime } from './web/runtime/settings.js';
+
+/**
+ * Starts Python in the page once (later calls share it) and resolves to the Pyodide instance
+ * with pysite_agent installed (web/runtime/main-thread.js; docs/runtime.md).
+ */
+const loadRuntime = (options) => import('./web/runtime/runtime.js').then((m) => m.loadRuntime(options));
 
 if (typeof document !== 'undefined') {
-  if (!document.modelContext) installShim();
-  recordRegistrations(document.modelContext); // for the page doctor (web/webmcp/doctor.js)
+  // The page's own document.modelContext, or the shim when it has none; its registrations
+  // are recorded for the page doctor (web/webmcp/doctor.js).
+  recordRegistrations(installShim());
 }
 defineSiteAgent(import.meta.url);
 

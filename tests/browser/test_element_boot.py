@@ -84,9 +84,9 @@ def test_launcher_at_once_and_no_python_before_interaction(open_page: Any, site:
     paths = fetched(site)
     assert sorted(paths) == [
         "/loader.js",
+        "/web/element/dom.js",
         "/web/element/element.js",
-        "/web/element/styles.js",
-        "/web/runtime/runtime.js",
+        "/web/element/strings.js",
         "/web/runtime/settings.js",
         "/web/webmcp/shim.js",
     ]
@@ -102,6 +102,7 @@ def test_python_starts_when_the_panel_opens_and_removal_releases_it(
     page.click("site-agent >> .launcher")
     # While Python loads: a progress bar and a status line.
     assert page.evaluate(f"{EL}.state") == "loading"
+    page.wait_for_selector("site-agent >> .panel", state="visible")  # the panel's code loads
     assert page.locator("site-agent >> .loading progress").count() == 1
     assert page.inner_text("site-agent >> .status").startswith(("Starting", "Loading"))
     page.wait_for_function(f"{EL}.state === 'ready'", timeout=60_000)
@@ -149,6 +150,7 @@ def test_preload_starts_python_on_idle_without_opening(open_page: Any) -> None:
 
 def test_open_attribute_opens_the_panel_on_load(open_page: Any) -> None:
     page = open_page('open label="Help" heading="How can we help?" placeholder="Type here"')
+    page.wait_for_selector("site-agent >> .panel", state="visible")  # the panel's code loads
     assert page.locator("site-agent >> .panel").is_visible()
     assert page.inner_text("site-agent >> .launcher") == "Help"
     assert page.inner_text("site-agent >> h2") == "How can we help?"

@@ -100,7 +100,7 @@ class Visit:
         return self
 
     def open(self) -> None:
-        if not self.page.evaluate(f"{EL}.shadowRoot.querySelector('.panel').hidden === false"):
+        if not self.page.evaluate(f"{EL}.shadowRoot.querySelector('.panel')?.hidden === false"):
             self.page.click("site-agent >> .launcher")
         self.ready()
 

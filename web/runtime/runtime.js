@@ -33,7 +33,8 @@ export function connectAgent(bridge, options = {}) {
   return Promise.reject(new TypeError(`runtime must be "worker" or "main", not ${JSON.stringify(mode)}.`));
 }
 
-// ---- prefetch: warm the HTTP cache when the visitor shows intent (never on idle)
+// ---- prefetch: warm the HTTP cache when the visitor shows intent (never on idle; the
+// element watches for it)
 
 let prefetched = null;
 
@@ -47,25 +48,4 @@ export function prefetchRuntime() {
       .then(([, boot]) => boot.prefetchPython?.(settings)).catch(() => {});
   }
   return prefetched;
-}
-
-/**
- * Calls `onIntent()` (default: prefetchRuntime()) once the pointer comes within 96 px of
- * `target` or `target` gets keyboard focus. Returns a function that stops watching.
- */
-export function prefetchOnIntent(target, onIntent = prefetchRuntime) {
-  if (saveData() || typeof document === 'undefined') return () => {};
-  const watch = new AbortController();
-  const go = () => {
-    watch.abort();
-    onIntent();
-  };
-  document.addEventListener('pointermove', (e) => {
-    const r = target.getBoundingClientRect();
-    const dx = Math.max(r.left - e.clientX, 0, e.clientX - r.right);
-    const dy = Math.max(r.top - e.clientY, 0, e.clientY - r.bottom);
-    if (r.width && dx * dx + dy * dy <= 96 * 96) go();
-  }, { passive: true, signal: watch.signal });
-  target.addEventListener('focus', go, { signal: watch.signal });
-  return () => watch.abort();
 }

@@ -1,0 +1,576 @@
+// The open side of <site-agent>, loaded when the visitor shows intent (pointer near the
+// launcher, focus, a click) or a script needs it (ask(), preload, a conversation to restore):
+// the panel, and the wiring of its parts to the Python controller. The transcript
+// (transcript.js) shows the conversation, the card (card.js) asks the visitor, the run
+// bookkeeping (runs.js) says which events are shown, and setup.js draws what stands before
+// the conversation (starting, failed, not set up, no model). The status line is written in
+// one place (#say). No agent logic lives here: the Python controller
+// (pysite_agent/browser/element.py) runs the agent, reached through a connection
+// (web/runtime/channel.js) that web/runtime/runtime.js opens.
+import { h, adoptStyles } from './dom.js';
+import { styles } from './styles.js';
+import { known, lookup } from './strings.js';
+import { Transcript } from './transcript.js';
+import { Card } from './card.js';
+import { Runs } from './runs.js';
+import { renderSetup, bootProgress } from './setup.js';
+import { createModelContext } from '../webmcp/shim.js';
+import { connectAgent, mark } from '../runtime/runtime.js';
+
+/** A JS error from an envelope's error ({code, message}): name SiteAgentError. */
+export function agentError(error) {
+  const e = new Error(error?.message || 'unknown error');
+  e.name = 'SiteAgentError';
+  e.code = error?.code || 'model-error';
+  return e;
+}
+
+const unwrap = (text) => {
+  const envelope = JSON.parse(text);
+  if (!envelope.ok) throw agentError(envelope.error);
+  return envelope.value;
+};
+
+const JS_VALUES = ['model', 'confirm', 'tools'];
+
+export class Panel {
+  ui = {};
+  state = 'idle'; // idle | loading | failed | ready
+  status = null; // the controller's status
+  configError = null;
+  loadError = null;
+  lastTrace = null;
+  progressLine = null; // {bar, text} while Python starts (setup.js)
+  runs = new Runs();
+  #agent = null; // the connection to the Python controller
+  #ready = null; // promise: Python + agent
+  #configuring = null; // promise of the latest queued configure()
+  #configQueued = false;
+  #visit = null;
+  #visitLoad = null;
+  #restore = null;
+
+  /** `host`: the <site-agent> element (its attributes, options, strings, launcher, shadow root). */
+  constructor(host) {
+    this.host = host;
+    const root = host.shadowRoot;
+    const ui = this.ui;
+    ui.heading = h('h2', { id: 'heading' });
+    ui.model = h('span', { class: 'model', part: 'model' });
+    ui.close = h('button', { class: 'close', type: 'button', onclick: () => this.hide() }, '×');
+    ui.fresh = h('button', { class: 'fresh', type: 'button', onclick: () => this.#newChat() });
+    ui.log = h('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-relevant': 'additions' });
+    ui.setup = h('div', { class: 'setup' });
+    ui.cardSlot = h('div', { class: 'card-slot' });
+    ui.body = h('div', { class: 'body' }, ui.setup, ui.log, ui.cardSlot);
+    ui.status = h('div', { class: 'status', role: 'status', 'aria-live': 'polite' });
+    ui.input = h('textarea', { rows: '1', name: 'message', autocomplete: 'off' });
+    ui.send = h('button', { class: 'primary send', type: 'submit' });
+    ui.stop = h('button', { class: 'danger stop', type: 'button', hidden: true, onclick: () => this.stop() });
+    ui.form = h('form', { onsubmit: (e) => this.#submit(e) }, ui.input, ui.send, ui.stop);
+    ui.input.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        ui.form.requestSubmit();
+      }
+    });
+    ui.panel = h('section', {
+      part: 'panel', class: 'panel', id: 'panel', role: 'dialog', 'aria-labelledby': 'heading', hidden: true,
+    }, h('header', {}, h('div', { class: 'titles' }, ui.heading, ui.model), ui.fresh, ui.close), ui.body, ui.status, ui.form);
+    ui.panel.addEventListener('keydown', (e) => this.#keydown(e));
+    adoptStyles(root, styles);
+    root.append(ui.panel);
+    const t = (key, values) => this.t(key, values);
+    this.transcript = new Transcript({ log: ui.log, body: ui.body, t });
+    this.card = new Card({
+      slot: ui.cardSlot, t, root, say: (text) => this.say(text),
+      scroll: () => this.transcript.scrollSoon(),
+      focusBack: () => this.isOpen && ui.input.focus(),
+    });
+    this.texts();
+    if (host.isConnected) this.connected();
+  }
+
+  t(key, values) {
+    return lookup(this.host.stringOverrides, key, values);
+  }
+
+  hasString(key) {
+    return known(this.host.stringOverrides, key);
+  }
+
+  /** The status line: the one place that writes it. */
+  say(text) {
+    this.ui.status.textContent = text;
+  }
+
+  get isOpen() {
+    return !this.ui.panel.hidden;
+  }
+
+  get running() {
+    return this.runs.running;
+  }
+
+  /** The texts that depend on attributes and strings. */
+  texts() {
+    const { ui, host } = this;
+    ui.heading.textContent = host.getAttribute('heading') || host.label;
+    ui.input.placeholder = host.getAttribute('placeholder') || this.t('placeholder');
+    ui.input.setAttribute('aria-label', ui.input.placeholder);
+    ui.send.textContent = this.t('send');
+    ui.stop.textContent = this.t('stop');
+    ui.close.setAttribute('aria-label', this.t('close'));
+    ui.fresh.textContent = this.t('newChat');
+    this.render();
+  }
+
+  /** Draws the setup area and the buttons from the state (setup.js). */
+  render() {
+    renderSetup(this);
+  }
+
+  // ---- lifecycle (the element forwards its own)
+
+  connected() {
+    document.addEventListener('visibilitychange', this.#onVisibility);
+    addEventListener('pagehide', this.#onHide);
+    addEventListener('pageshow', this.#onShow);
+  }
+
+  disconnected() {
+    document.removeEventListener('visibilitychange', this.#onVisibility);
+    removeEventListener('pagehide', this.#onHide);
+    removeEventListener('pageshow', this.#onShow);
+  }
+
+  /** The element left the page: its agent is released, a pending card ends as a denial. */
+  destroy() {
+    this.#release(); // first: a pending card ends as a denial with cause "removed"
+    this.card.finish(false);
+    this.ui.panel.hidden = true;
+    this.host.launcher.setAttribute('aria-expanded', 'false');
+    this.#ready = null;
+    this.runs.running = false;
+    this.state = 'idle';
+  }
+
+  #release() {
+    const agent = this.#agent;
+    this.#agent = null;
+    agent?.close();
+  }
+
+  // ---- public API (through the element)
+
+  show({ focus = true } = {}) {
+    const wasOpen = this.isOpen;
+    this.ui.panel.hidden = false;
+    this.host.launcher.setAttribute('aria-expanded', 'true');
+    if (focus) this.ui.input.focus();
+    if (!wasOpen) {
+      mark('open');
+      this.boot().catch(() => {});
+    }
+  }
+
+  hide() {
+    if (!this.isOpen) return;
+    this.card.finish(false);
+    const inside = this.host.shadowRoot.activeElement !== null;
+    this.ui.panel.hidden = true;
+    this.host.launcher.setAttribute('aria-expanded', 'false');
+    if (inside || document.activeElement === this.host || document.activeElement === document.body) this.host.launcher.focus();
+  }
+
+  ask(text) {
+    this.show({ focus: false });
+    return this.#run(String(text ?? ''));
+  }
+
+  stop() {
+    this.runs.stop();
+    if (this.runs.queued) {
+      // A message waiting for Python to start: it is not sent, and goes back to the input.
+      if (!this.ui.input.value) this.ui.input.value = this.runs.queued.text;
+      this.#unqueue();
+      this.render();
+      this.say(this.t('stopped'));
+    }
+    if (this.#agent) this.#call('abort', 'stopped'); // first, so Python records the cause
+    this.card.finish(false);
+  }
+
+  reset() {
+    this.runs.reset(); // events of runs asked for until now are stale; a queued one is not sent
+    if (this.#agent) this.#call('reset'); // a pending card: a denial with cause "reset"
+    this.card.finish(false);
+    this.#visit?.clear();
+    this.#restore = null;
+    this.transcript.clear();
+    this.render();
+  }
+
+  runHandle(message) {
+    return this.runs.handle((handle) => this.#run(String(message ?? ''), handle), () => this.stop());
+  }
+
+  async tools() {
+    await this.boot();
+    return unwrap(await this.#call('tools'));
+  }
+
+  async replay(trace, options = {}) {
+    await this.boot();
+    const text = typeof trace === 'string' ? trace : JSON.stringify(trace);
+    return unwrap(await this.#call('replay', text, options));
+  }
+
+  async evaluate(cases) {
+    await this.boot();
+    if (this.#configuring) await this.#configuring; // the options just set apply
+    const text = typeof cases === 'string' ? cases : JSON.stringify(cases);
+    return unwrap(await this.#call('evaluate', text));
+  }
+
+  call(name, ...args) {
+    return this.#call(name, ...args);
+  }
+
+  #call(name, ...args) {
+    return this.#agent.call(name, ...args);
+  }
+
+  // ---- boot
+
+  boot() {
+    if (this.#ready) return this.#ready;
+    this.#ready = (async () => {
+      this.#setState('loading');
+      this.#agent = await connectAgent(this.#bridge(), {
+        onProgress: (p) => bootProgress(this, p),
+        runtime: this.host.getAttribute('runtime') || undefined,
+      });
+      await this.#configure(false);
+      if (this.#persists()) await this.openVisit().catch(() => {});
+      await this.#restoreRun();
+      mark('ready');
+      this.#setState('ready');
+      return this.#agent;
+    })();
+    this.#ready.catch((error) => {
+      this.#ready = null;
+      this.#release();
+      this.#setState('failed', error);
+    });
+    return this.#ready;
+  }
+
+  #setState(state, error) {
+    this.state = state;
+    if (state === 'failed') this.loadError = error;
+    this.render();
+  }
+
+  #bridge() {
+    return {
+      // `extra` is the element's own channel: { run, title? } (the event JSON is the published one).
+      emit: (json, extra) => this.#event(JSON.parse(json), extra ? JSON.parse(extra) : {}),
+      started: (text, run) => this.#started(text, run),
+      confirm: (json, signal) => this.#confirm(JSON.parse(json), signal),
+      save: (json, run) => this.#save(JSON.parse(json), run),
+    };
+  }
+
+  #settings() {
+    const o = this.host.options;
+    const attr = (name) => this.host.getAttribute(name);
+    const config = {
+      models: o.models ?? attr('models'),
+      proxyUrl: o.proxyUrl ?? attr('proxy-url'),
+      baseUrl: document.baseURI, // a relative proxy-url is fetched against it
+      pageUrl: location.href, // Python keeps its origin and path only
+      preApproved: o.preApproved ?? attr('pre-approved'),
+      maxSteps: o.maxSteps ?? attr('max-steps'),
+      instructions: o.instructions ?? attr('instructions'),
+      toolTimeoutMs: o.toolTimeoutMs ?? null,
+      maxResultChars: o.maxResultChars ?? null,
+      debuggingTools: o.debuggingTools ?? this.host.hasAttribute('debugging-tools'),
+    };
+    const values = {};
+    for (const key of JS_VALUES) if (o[key] != null) values[key] = o[key];
+    if (Array.isArray(values.tools)) {
+      // An array of tool descriptors: give them their own page-local model context.
+      const context = createModelContext();
+      // Registered before Python lists them (the shim loads its implementation on first use).
+      values.registered = Promise.all(values.tools.map((tool) => context.registerTool(tool)));
+      values.tools = context;
+    }
+    return [JSON.stringify(config), values];
+  }
+
+  async #configure(fresh) {
+    const [config, values] = this.#settings();
+    if (values.registered) {
+      await values.registered.catch(() => {}); // a refused tool is simply not listed
+      delete values.registered;
+    }
+    const text = await this.#call('configure', config, values);
+    const envelope = JSON.parse(text);
+    if (envelope.ok) {
+      this.configError = null;
+      this.status = envelope.value;
+      if (fresh) {
+        this.#visit?.clear();
+        this.transcript.note(this.t('newConversation'));
+      }
+    } else {
+      this.configError = envelope.error.message;
+      this.status = null;
+      console.warn(`<site-agent>: ${envelope.error.message}`);
+    }
+    this.render();
+  }
+
+  /**
+   * Attribute and option changes, coalesced per task; each waits for the one before, and
+   * Python's configure() waits for a running run (then the conversation starts fresh).
+   */
+  scheduleConfigure() {
+    if (!this.#agent || this.#configQueued) return;
+    this.#configQueued = true;
+    const previous = this.#configuring ?? Promise.resolve();
+    const next = previous.then(async () => {
+      await Promise.resolve();
+      this.#configQueued = false;
+      if (this.#agent) await this.#configure(true);
+    }).catch(() => {});
+    this.#configuring = next;
+    next.then(() => {
+      if (this.#configuring === next) this.#configuring = null;
+    });
+  }
+
+  /** The on-device model's download (setup.js's button): straight into Python. */
+  async prepare(onProgress) {
+    const envelope = JSON.parse(await this.#call('prepare', onProgress));
+    if (envelope.ok) {
+      this.status = envelope.value;
+      this.render();
+    }
+    return envelope;
+  }
+
+  // ---- the conversation across pages: web/element/visit.js (loaded when needed)
+
+  #persists() {
+    return this.host.getAttribute('persist') !== 'off';
+  }
+
+  openVisit() {
+    this.#visitLoad ??= import('./visit.js').then((m) => (this.#visit = new m.Visit(this.host.conversation)));
+    return this.#visitLoad;
+  }
+
+  /** Shows the stored conversation of this page's element, if any (once, into an empty log). */
+  restoreFrom(visit) {
+    if (!this.transcript.empty) return;
+    const found = visit.restoreInto((k, t) => this.transcript.restore(k, t));
+    this.#restore = found?.pending;
+    if (found?.show) this.show({ focus: false });
+  }
+
+  async #restoreRun() {
+    const pending = this.#restore;
+    this.#restore = null;
+    if (!pending) return;
+    const id = this.runs.next();
+    this.runs.current = id;
+    this.runs.running = !!pending.run && !pending.ended; // until its done event
+    this.render();
+    const envelope = JSON.parse(await this.#call('restore', JSON.stringify(pending), id));
+    const value = envelope.value ?? {};
+    if (!value.resumed && this.runs.current === id) {
+      this.runs.running = false;
+      this.render();
+    }
+    if (!envelope.ok) {
+      this.#visit?.clear();
+      this.transcript.clear();
+    } else if (value.ended) {
+      this.lastTrace = value.ended;
+      this.transcript.note(this.t('stopped'));
+      this.#visit?.write({ state: JSON.parse(await this.#call('state')), ended: undefined });
+    }
+  }
+
+  #save(state, run) {
+    // A save of a run that was reset (it may cross from the worker after the reset): dropped.
+    if (!this.runs.keeps(run)) return;
+    if (!this.#persists()) return;
+    this.openVisit().then((v) => {
+      v.update({ state }, () => ({ open: this.isOpen, log: this.transcript.data() }));
+      if (!state?.run) v.flush(); // no run going on (it ended): stored at once
+    });
+  }
+
+  #onHide = () => this.#visit?.hidden(this.isOpen, this.transcript.data(), this.card.pending);
+
+  #onShow = (event) => event.persisted && this.#visit?.shown();
+
+  #newChat() {
+    this.reset();
+    this.say(this.t('newChatDone'));
+    this.ui.input.focus();
+  }
+
+  // ---- runs
+
+  async #submit(event) {
+    event.preventDefault();
+    const { ui, runs } = this;
+    const text = ui.input.value.trim();
+    if (!text) return;
+    if (runs.running || runs.queued) {
+      this.say(this.t('busy'));
+      return;
+    }
+    ui.input.value = '';
+    if (this.state !== 'ready') {
+      // Python is still starting: show the message at once; it runs when the agent is ready.
+      const line = this.transcript.message('user', text);
+      line.classList.add('queued');
+      runs.queued = { line, text, note: this.transcript.note(this.t('queued')) };
+      this.say(this.t('queued'));
+      ui.stop.hidden = false; // Stop takes it back
+    }
+    try {
+      await this.#run(text);
+    } catch (error) {
+      if (runs.queued && !ui.input.value) ui.input.value = text; // nothing lost
+      this.#unqueue();
+      if (error.code === 'busy') this.say(this.t('busy'));
+      else if (error.code !== 'config' && error.code !== 'aborted') {
+        this.transcript.note(this.t('error', { message: error.message }), 'error');
+      }
+    }
+  }
+
+  #unqueue() {
+    const queued = this.runs.unqueue();
+    this.transcript.remove(queued?.line);
+    this.transcript.remove(queued?.note);
+  }
+
+  async #run(text, handle = null) {
+    const generation = this.runs.generation;
+    await this.boot();
+    if (!this.runs.running && this.#configuring) await this.#configuring;
+    if (!this.#agent) throw agentError({ code: 'config', message: 'The element was removed.' });
+    if (generation !== this.runs.generation) {
+      throw agentError({ code: 'aborted', message: 'Stopped before the message was sent.' });
+    }
+    const id = this.runs.next(); // Python tags this run's events with it
+    if (handle) handle.id = id;
+    return unwrap(await this.#call('run', text, id));
+  }
+
+  #started(text, run) {
+    // A run asked for before a reset() that Python started anyway: it ends in the background.
+    if (!this.runs.start(run)) return;
+    this.#unqueue();
+    this.transcript.message('user', text);
+    this.render();
+    this.say(this.t('working'));
+  }
+
+  #event(event, extra = {}) {
+    const run = extra.run;
+    this.runs.push(event, run);
+    // A run that was reset ends in the background: nothing of it reaches the page any more.
+    if (!this.runs.shows(run)) return;
+    this.host.dispatchEvent(new CustomEvent('site-agent-event', { detail: event, bubbles: true, composed: true }));
+    const log = this.transcript;
+    // A call that began on the previous page has no tool-call event here: its title comes along.
+    if (extra.title && event.call?.id) log.title(event.call.id, extra.title, false);
+    const tool = event.call ? log.toolName(event.call) : null;
+    switch (event.type) {
+      case 'thinking':
+        this.say(this.t('thinking'));
+        break;
+      case 'text-delta':
+        log.delta(event.text);
+        break;
+      case 'tool-call': {
+        log.settle('step');
+        log.title(event.call.id, extra.title || event.call.name);
+        const line = this.t('toolRunning', { tool: log.toolName(event.call) });
+        this.say(line);
+        log.toolLine(event.call, line);
+        break;
+      }
+      case 'confirm-result':
+        if (!event.decision.allowed) log.toolLine(event.call, this.t('toolDenied', { tool }));
+        else this.say(this.t('toolRunning', { tool }));
+        break;
+      case 'tool-result': {
+        const { call, text, isError, navigated } = event;
+        const line = navigated ? this.t('toolNavigated', { tool })
+          : isError ? this.t('toolFailed', { tool, text: text.length > 200 ? `${text.slice(0, 200)}…` : text })
+            : this.t('toolDone', { tool });
+        log.toolLine(call, line, isError ? 'error' : 'note');
+        break;
+      }
+      case 'answer':
+        log.settle('answer', event.text);
+        break;
+      case 'error': {
+        log.settle('incomplete');
+        const key = `error.${event.code}`;
+        if (event.code === 'aborted') break; // the status line says "Stopped." (once)
+        // model-unavailable also says why (e.g. no proxy server at proxy-url on a static host).
+        const why = event.code === 'model-unavailable' && event.message ? ` ${event.message}` : '';
+        if (known(this.host.stringOverrides, key)) log.note(this.t(key) + why, 'error');
+        else log.note(this.t('error', { message: event.message }), 'error');
+        break;
+      }
+      case 'done': {
+        log.settle('incomplete');
+        const result = event.result;
+        this.lastTrace = result.trace;
+        this.runs.running = false;
+        this.card.finish(false);
+        this.render();
+        this.say(result.status === 'aborted' ? this.t('stopped') : this.t('ready'));
+        this.host.dispatchEvent(new CustomEvent('site-agent-done', { detail: result, bubbles: true, composed: true }));
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  // ---- the confirmation card (card.js)
+
+  #confirm(request, signal) {
+    if (!signal?.aborted && !this.isOpen) this.show({ focus: false });
+    return this.card.open(request, signal);
+  }
+
+  // Hiding the page (another tab, a minimised window) ends a pending card as a denial with
+  // cause "hidden"; the run goes on and the model is told.
+  #onVisibility = () => {
+    if (document.visibilityState !== 'hidden') return;
+    this.#visit?.flush(); // a hidden page may be discarded without a pagehide
+    if (!this.card.pending) return;
+    if (this.#agent) this.#call('deny_pending', 'hidden');
+    this.card.finish(false);
+  };
+
+  #keydown(event) {
+    if (event.key !== 'Escape') return;
+    event.stopPropagation();
+    if (this.card.pending) this.card.finish(false);
+    else this.hide();
+  }
+}

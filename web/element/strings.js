@@ -1,0 +1,72 @@
+// Every visible string of <site-agent>, and how a string gets its values. The element's own
+// `strings` (element.strings = {...}, options.strings) win over these.
+
+/** Every visible string; override any of them with `element.strings = {...}`. */
+export const DEFAULT_STRINGS = {
+  label: 'Ask this site',
+  placeholder: 'What can I do for you?',
+  send: 'Send',
+  stop: 'Stop',
+  close: 'Close',
+  you: 'You:',
+  assistant: 'Assistant:',
+  loading: 'Starting the assistant…',
+  queued: 'Your message is sent as soon as the assistant is ready.',
+  'loading.runtime': 'Loading Python…',
+  'loading.packages': 'Loading packages…',
+  'loading.import': 'Starting the agent…',
+  'loading.agent': 'Starting the agent…',
+  loadFailed: 'The assistant could not start.',
+  loadFailedHelp: 'Check your connection and try again.',
+  retry: 'Try again',
+  ready: 'Ready.',
+  model: 'Model: {model}',
+  thinking: 'Thinking…',
+  working: 'Working…',
+  toolRunning: 'Using {tool}…',
+  toolDone: '{tool}: done.',
+  toolFailed: '{tool} did not work: {text}',
+  toolDenied: 'Not done: {tool} was not allowed.',
+  toolNavigated: '{tool} opened another page.',
+  stopped: 'Stopped.',
+  incomplete: '(incomplete)',
+  busy: 'Still working on your last message. Wait for it, or press Stop.',
+  newConversation: 'Settings changed: a new conversation starts.',
+  newChat: 'New conversation',
+  newChatDone: 'New conversation started.',
+  confirmHeading: 'Allow {tool}?',
+  confirmAnnounce: 'Confirmation needed: {tool}. Allow or deny.',
+  noDetails: 'No details.',
+  allow: 'Allow',
+  deny: 'Deny',
+  allowed: 'Allowed.',
+  denied: 'Denied.',
+  'reason.not-read-only': 'This action can change something on this site, so it asks you first.',
+  'reason.consequential': 'The site marked this action as consequential (for example, it places an order), so it always asks.',
+  'reason.after-untrusted': 'Text from outside the site (such as reviews) is in this conversation, so every change asks you first.',
+  'reason.annotations-unknown': 'The site did not say what this action does, so it asks you first.',
+  noModel: 'No AI model is available in this browser.',
+  noModelVisitor: 'This assistant uses Chrome’s built-in AI model, which this browser or device does not have. You can use the site as usual, or try desktop Chrome with the on-device model enabled.',
+  noModelOwner: 'Site owner: set proxy-url to your own endpoint so every visitor gets a model, or use models="demo" to try the flow without AI.',
+  download: 'Download the on-device model',
+  downloadHelp: 'Your browser downloads the model once (it is large). Nothing downloads until you click.',
+  downloading: 'Downloading the model… {percent}%',
+  downloadFailed: 'The download did not finish: {message}',
+  configError: 'This assistant is not set up correctly: {message}',
+  configStatus: 'Not available: the assistant is not set up correctly.',
+  'error.model-unavailable': 'No model can answer on this device right now.',
+  'error.model-download-required': 'The on-device model must be downloaded first.',
+  'error.max-steps': 'I could not finish that in the allowed number of steps.',
+  'error.no-tools': 'This page offers no tools I can use.',
+  error: 'Something went wrong: {message}',
+};
+
+/** `text` with each `{name}` replaced by `values.name` (unknown names stay as they are). */
+export const fmt = (text, values = {}) =>
+  String(text).replace(/\{(\w+)\}/g, (m, key) => (key in values ? String(values[key]) : m));
+
+/** The string `key` from `overrides`, else the default, with `values` filled in. */
+export const lookup = (overrides, key, values) => fmt(overrides[key] ?? DEFAULT_STRINGS[key] ?? key, values);
+
+/** Whether `key` names a string (an override or a default). */
+export const known = (overrides, key) => key in overrides || key in DEFAULT_STRINGS;
