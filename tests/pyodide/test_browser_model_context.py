@@ -48,14 +48,19 @@ def _inline(source: str, module: str, value: str) -> str:
 
 
 def shim_source() -> str:
-    """``web/webmcp/shim.js`` with the implementation it loads on first use (webmcp/core.js and
-    the webmcp/schema.js it imports) inlined, as an expression whose value holds the shim's
-    exports."""
-    schema = _module("webmcp/schema.js", ["checkSubset", "checkArguments"])
+    """``web/webmcp/shim.js`` with the implementation it loads on first use (webmcp/core.js, the
+    webmcp/schema.js it imports and the webmcp/arguments.js it loads on a tool's first call)
+    inlined, as an expression whose value holds the shim's exports."""
+    schema = _module("webmcp/schema.js", ["checkSubset", "isObject"])
+    arguments = _module("webmcp/arguments.js", ["checkArguments"])
+    static = "import { isObject } from './schema.js';"
+    assert static in arguments, "webmcp/arguments.js no longer imports schema.js as expected"
+    arguments = arguments.replace(static, f"const {{ isObject }} = {schema};")
     core = _module("webmcp/core.js", ["attach", "startForms"])
-    static = "import { checkArguments, checkSubset } from './schema.js';"
+    static = "import { checkSubset } from './schema.js';"
     assert static in core, "webmcp/core.js no longer imports webmcp/schema.js as this test expects"
-    core = core.replace(static, f"const {{ checkArguments, checkSubset }} = {schema};")
+    core = core.replace(static, f"const {{ checkSubset }} = {schema};")
+    core = _inline(core, "arguments.js", arguments)
     shim = _module(
         "webmcp/shim.js", ["createModelContext", "isShim", "installShim", "hasNativeModelContext"]
     )

@@ -7,7 +7,7 @@
 // Shared by every copy of this module in same-origin frames of one tab: the
 // registry lives on the topmost same-origin window, each context answers RUN
 // (run a tool it hosts) and NOTIFY (dispatch one of its events).
-import { checkArguments, checkSubset } from './schema.js';
+import { checkSubset } from './schema.js';
 
 const REGISTRY = Symbol.for('pysite-agent.webmcp-registry');
 const RUN = Symbol.for('pysite-agent.webmcp-run');
@@ -186,9 +186,13 @@ function settleCall(running, signal, call, cancelled) {
   });
 }
 
-/** Throws a DataError when `args` fail the tool's inputSchema (spec). */
-function checkInput(entry, args) {
+let argumentsModule = null;
+
+/** Rejects with a DataError when `args` fail the tool's inputSchema (spec). */
+async function checkInput(entry, args) {
   if (entry.inputSchema === undefined) return;
+  argumentsModule ??= import(new URL('./arguments.js', HERE).href);
+  const { checkArguments } = await argumentsModule;
   const problem = checkArguments(JSON.parse(entry.inputSchema), args);
   if (problem) throw new DOMException(JSON.stringify(problem), 'DataError');
 }
@@ -350,7 +354,7 @@ class Impl {
       windows: () => [...this.#registry.contexts].map((c) => c[WINDOW]).filter(Boolean),
       changed: () => this.#changed(),
       run: async (entry, args, signal) => {
-        checkInput(entry, args);
+        await checkInput(entry, args);
         return entry.context[RUN](entry, args, signal);
       },
     };
@@ -459,7 +463,7 @@ class Impl {
         if (remote) return (await frames()).callRemote(remote, name, args, signal);
       }
       if (!entry?.listed) throw new DOMException(`No tool named "${name}" is registered`, 'UnknownError');
-      checkInput(entry, args);
+      await checkInput(entry, args);
       return entry.context[RUN](entry, args, signal);
     })();
   }
