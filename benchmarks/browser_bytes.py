@@ -94,11 +94,12 @@ def main() -> None:
         print(f"{'total':34} {t['bytes']:8} {t['gzip6']:8} {t['gzip9']:8}")
     shim, native = lanes["shim"], lanes["native"]
     native_files = {r["file"] for r in native["files"]}
-    # The shim's own share: its files (web/webmcp/) that the native lane does not fetch.
+    # The shim's own share: its files (web/webmcp/, or web/webmcp-*.js in older trees) that
+    # the native lane does not fetch.
     own = sum(
         r["gzip6"]
         for r in shim["files"]
-        if r["file"].startswith("/web/webmcp/") and r["file"] not in native_files
+        if r["file"].startswith("/web/webmcp") and r["file"] not in native_files
     )
     s6, n6 = shim["total"]["gzip6"], native["total"]["gzip6"]
     verdict = "within" if s6 <= TARGET else "OVER"
