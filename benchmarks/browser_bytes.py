@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from browser_common import REPO, bundle, chromium, save
-
 from pysite_agent._demo import DemoServer
 
 TARGET = 20_000

@@ -17,8 +17,6 @@ PINNED = {
     # ProxyApp is one ASGI app class (700 lines) whose request path shares its options, limiter
     # and transport: a split needs the request path as its own object first.
     "pysite_agent/server/app.py": 884,
-    # Split by the element's own change (web/element/).
-    "web/element.js": 1006,
 }
 
 

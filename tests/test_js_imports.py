@@ -41,9 +41,9 @@ def test_a_planted_circle_fails(tree: Path) -> None:
 
 def test_a_circle_through_a_dynamic_import_fails(tree: Path) -> None:
     plant(tree, "web/webmcp/schema.js", "const later = () => import('./core.js');")
-    assert violations(tree) == [
-        "import circle: web/webmcp/core.js -> web/webmcp/schema.js -> web/webmcp/core.js"
-    ]
+    (found,) = violations(tree)
+    assert found.startswith("import circle: "), found
+    assert "web/webmcp/schema.js -> web/webmcp/core.js" in found, found
 
 
 def test_an_upward_import_from_the_runtime_fails(tree: Path) -> None:
@@ -92,10 +92,10 @@ def test_bare_missing_and_computed_imports_fail(tree: Path) -> None:
 
 def test_nothing_under_web_imports_the_loader(tree: Path) -> None:
     plant(tree, "web/element/visit.js", "import '../../loader.js';")
-    assert violations(tree) == [
-        "web/element/visit.js:1: imports loader.js: nothing under web/ imports loader.js",
-        "import circle: loader.js -> web/element/element.js -> web/element/visit.js -> loader.js",
-    ]
+    rule, circle = violations(tree)
+    assert rule == "web/element/visit.js:1: imports loader.js: nothing under web/ imports loader.js"
+    assert circle.startswith("import circle: loader.js -> web/element/element.js -> "), circle
+    assert circle.endswith(" -> web/element/visit.js -> loader.js"), circle
 
 
 def test_a_worker_script_keeps_the_room_rules_but_closes_no_circle(tree: Path) -> None:
