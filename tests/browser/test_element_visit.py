@@ -120,6 +120,8 @@ class Visit:
         return locator
 
     def log(self) -> str:
+        if not self.page.evaluate(f"!!{EL}.shadowRoot.querySelector('.log')"):
+            return ""  # the panel never loaded: nothing was shown
         return str(self.page.inner_text("site-agent >> .log"))
 
     def record(self, wait: bool = False) -> Any:
