@@ -25,8 +25,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from browser_common import REPO, bundle, chromium, save
-from pysite_agent._demo import DemoServer
+from browser_common import REPO, DemoServer, bundle, chromium, save
 
 TARGET = 20_000
 PAGE = "demo-shop.html"
