@@ -17,6 +17,7 @@ from pysite_agent.bundle._build import (
     default_cache_dir,
 )
 from pysite_agent.bundle._fetch import DownloadError, IntegrityError
+from pysite_agent.bundle._jupyterlite import build_jupyterlite
 from pysite_agent.bundle._lock import LockError, rewrite_lock
 
 BUILD_ERRORS = (
@@ -40,6 +41,7 @@ __all__ = [
     "IntegrityError",
     "LockError",
     "build_bundle",
+    "build_jupyterlite",
     "checkout_root",
     "default_cache_dir",
     "rewrite_lock",

@@ -8,7 +8,7 @@ import os
 import shutil
 import tarfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -145,6 +145,7 @@ def build_bundle(
     *,
     cache_dir: str | os.PathLike[str] | None = None,
     include_test_wheels: bool = False,
+    extra_wheels: Sequence[_pins.Wheel] = (),
     progress: Callable[[str], object] = print,
 ) -> BundleReport:
     """Write a folder a site can host as-is, with no request to any third party.
@@ -160,7 +161,8 @@ def build_bundle(
     after each download and on each reuse, so a second build needs no network. Equal inputs
     give byte-identical output. ``OUT`` is replaced as a whole; a non-empty folder that is not
     a previous bundle is refused. ``include_test_wheels`` adds pytest, hypothesis and their
-    dependencies, for running tests inside Pyodide.
+    dependencies, for running tests inside Pyodide; ``extra_wheels`` adds more pinned wheels
+    (e.g. :data:`~pysite_agent.bundle._pins.JUPYTERLITE_WHEELS`; one listed twice is copied once).
     """
     started = time.monotonic()
     out = Path(out_dir).resolve()
@@ -195,7 +197,8 @@ def build_bundle(
         wheels = list(_pins.RUNTIME_WHEELS)
         if include_test_wheels:
             wheels += _pins.TEST_WHEELS
-        for wheel in wheels:
+        wheels += extra_wheels
+        for wheel in dict.fromkeys(wheels):
             cached_path = cache / "wheels" / wheel.file_name
             if _fetch.cached(
                 cached_path, wheel.sha256, functools.partial(_fetch.pypi_url, wheel), progress

@@ -143,6 +143,105 @@ TEST_WHEELS: tuple[Wheel, ...] = (
     ),
 )
 
+
+#: The JupyterLite Pyodide kernel's own Python packages (``bundle --jupyterlite``): the kernel
+#: installs ``comm``, ``jedi`` and ``ipython`` when it starts, from the Pyodide lock when PyPI
+#: is switched off. The versions are those of Pyodide's own distribution for this Pyodide (its
+#: lock lists them; npm's tarball ships no wheels), plus the pure-Python packages IPython needs
+#: there (``pygments`` is shared with :data:`TEST_WHEELS`).
+JUPYTERLITE_WHEELS: tuple[Wheel, ...] = (
+    Wheel(
+        "asttokens",
+        "3.0.1",
+        "asttokens-3.0.1-py3-none-any.whl",
+        "15a3ebc0f43c2d0a50eeafea25e19046c68398e487b9f1f5b517f7c0f40f976a",
+    ),
+    Wheel(
+        "comm",
+        "0.2.3",
+        "comm-0.2.3-py3-none-any.whl",
+        "c615d91d75f7f04f095b30d1c1711babd43bdc6419c1be9886a85f2f4e489417",
+    ),
+    Wheel(
+        "decorator",
+        "5.2.1",
+        "decorator-5.2.1-py3-none-any.whl",
+        "d316bb415a2d9e2d2b3abcc4084c6502fc09240e292cd76a76afc106a1c8e04a",
+    ),
+    Wheel(
+        "executing",
+        "2.2.1",
+        "executing-2.2.1-py2.py3-none-any.whl",
+        "760643d3452b4d777d295bb167ccc74c64a81df23fb5e08eff250c425a4b2017",
+    ),
+    Wheel(
+        "ipython",
+        "9.12.0",
+        "ipython-9.12.0-py3-none-any.whl",
+        "0f2701e8ee86e117e37f50563205d36feaa259d2e08d4a6bc6b6d74b18ce128d",
+    ),
+    Wheel(
+        "ipython-pygments-lexers",
+        "1.1.1",
+        "ipython_pygments_lexers-1.1.1-py3-none-any.whl",
+        "a9462224a505ade19a605f71f8fa63c2048833ce50abc86768a0d81d876dc81c",
+    ),
+    Wheel(
+        "jedi",
+        "0.19.2",
+        "jedi-0.19.2-py2.py3-none-any.whl",
+        "a8ef22bde8490f57fe5c7681a3c83cb58874daf72b4784de3cce5b6ef6edb5b9",
+    ),
+    Wheel(
+        "matplotlib-inline",
+        "0.2.1",
+        "matplotlib_inline-0.2.1-py3-none-any.whl",
+        "d56ce5156ba6085e00a9d54fead6ed29a9c47e215cd1bba2e976ef39f5710a76",
+    ),
+    Wheel(
+        "parso",
+        "0.8.6",
+        "parso-0.8.6-py2.py3-none-any.whl",
+        "2c549f800b70a5c4952197248825584cb00f033b29c692671d3bf08bf380baff",
+    ),
+    Wheel(
+        "prompt-toolkit",
+        "3.0.52",
+        "prompt_toolkit-3.0.52-py3-none-any.whl",
+        "9aac639a3bbd33284347de5ad8d68ecc044b91a762dc39b7c21095fcd6a19955",
+    ),
+    Wheel(
+        "pure-eval",
+        "0.2.3",
+        "pure_eval-0.2.3-py3-none-any.whl",
+        "1db8e35b67b3d218d818ae653e27f06c3aa420901fa7b081ca98cbedc874e0d0",
+    ),
+    Wheel(
+        "pygments",
+        "2.21.0",
+        "pygments-2.21.0-py3-none-any.whl",
+        "2363c69b61c4a97c838da3b130dcd6468f4848992b21a82f2a63ec34377137d9",
+    ),
+    Wheel(
+        "stack-data",
+        "0.6.3",
+        "stack_data-0.6.3-py3-none-any.whl",
+        "d5558e0c25a4cb0853cddad3d77da9891a08cb85dd9f9f91b9f8cd66e511e695",
+    ),
+    Wheel(
+        "traitlets",
+        "5.14.3",
+        "traitlets-5.14.3-py3-none-any.whl",
+        "b74e89e397b1ed28cc831db7aea759ba6640cb3de13090ca145426688ff1ac4f",
+    ),
+    Wheel(
+        "wcwidth",
+        "0.6.0",
+        "wcwidth-0.6.0-py3-none-any.whl",
+        "1a3a1e510b553315f8e146c54764f4fb6264ffad731b3d78088cdb1478ffbdad",
+    ),
+)
+
 #: The build backend (``[build-system]`` in pyproject.toml) and its dependencies, used on this
 #: machine to build the pysite_agent wheel from a checkout. Never copied into the bundle.
 BUILD_WHEELS: tuple[Wheel, ...] = (

@@ -34,6 +34,12 @@ def add_command(sub: Any) -> None:
         action="store_true",
         help="also add pytest, hypothesis and their dependencies (tests inside Pyodide)",
     )
+    p.add_argument(
+        "--jupyterlite",
+        action="store_true",
+        help="write OUT as a JupyterLite source folder instead (static/pyodide/ with the "
+        "kernel's wheels, jupyter-lite.json, an example notebook); then: jupyter lite build",
+    )
     p.set_defaults(handler=_run_bundle)
 
 
@@ -43,8 +49,13 @@ def _run_bundle(args: argparse.Namespace) -> int:
     from pysite_agent.bundle import BUILD_ERRORS, build_bundle, default_cache_dir
 
     try:
-        build_bundle(args.out, cache_dir=args.cache, include_test_wheels=args.with_test_wheels)
-    except BUILD_ERRORS as exc:
+        if args.jupyterlite:
+            from pysite_agent.bundle import build_jupyterlite
+
+            build_jupyterlite(args.out, cache_dir=args.cache)
+        else:
+            build_bundle(args.out, cache_dir=args.cache, include_test_wheels=args.with_test_wheels)
+    except (*BUILD_ERRORS, ValueError) as exc:
         cache = args.cache or default_cache_dir()
         print(f"bundle: {exc}", file=sys.stderr)
         print(
