@@ -22,6 +22,8 @@ from pysite_agent.agent import (
     replay,
     run_eval,
 )
+from pysite_agent.agent.notebook import notebook_confirm
+from pysite_agent.core.display import EventLog, TraceView
 from pysite_agent.core.errors import ERROR_CODES, SiteAgentError
 from pysite_agent.core.events import (
     AgentEvent,
@@ -78,6 +80,7 @@ __all__ = [
     "EvalReport",
     "EvalSet",
     "EvalSetError",
+    "EventLog",
     "ModelAdapter",
     "ModelRequest",
     "PythonToolSource",
@@ -97,12 +100,14 @@ __all__ = [
     "ToolRegistry",
     "ToolResultEvent",
     "ToolSource",
+    "TraceView",
     "chrome_built_in",
     "create_site_agent",
     "custom",
     "demo_rules",
     "first_available",
     "load_eval_set",
+    "notebook_confirm",
     "proxy",
     "recorded_decisions",
     "replay",

@@ -92,6 +92,20 @@ def global_object(name: str) -> Any:
     return None if is_none(value) else value
 
 
+def in_worker() -> bool:
+    """Whether this Pyodide runs in a Web Worker (JupyterLite's kernel, a worker runtime):
+    a ``WorkerGlobalScope`` and no ``document``. False on CPython."""
+    return global_object("document") is None and global_object("WorkerGlobalScope") is not None
+
+
+WORKER_HAS_NO_PAGE: Final = (
+    "this Python runs in a Web Worker (a JupyterLite kernel, for one), which has no page: no "
+    "document, so no document.modelContext and no Chrome LanguageModel"
+)
+"""The first half of the message for what a worker cannot do (docs/python-in-the-page.md,
+"JupyterLite"); each caller adds what to use instead."""
+
+
 def field(obj: Any, name: str) -> Any:
     """``obj[name]`` for a JS object, a ``Mapping`` or a Python object with attributes.
 

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Collection, Iterable, Seque
 from typing import Any
 
 from pysite_agent.agent import _gateway as gateway
+from pysite_agent.core.display import EventLog
 from pysite_agent.core.errors import SiteAgentError
 from pysite_agent.core.events import (
     AgentEvent,
@@ -184,9 +185,17 @@ class AgentRun:
             self._controller.abort("stopped")
 
     @property
-    def events(self) -> list[AgentEvent]:
-        """The events so far (a copy)."""
-        return list(self._events)
+    def events(self) -> EventLog:
+        """The events so far (a copy: a ``list`` that shows itself in a notebook)."""
+        return EventLog(self._events)
+
+    def _repr_html_(self) -> str:
+        """The events so far, one row each, in a sandboxed frame (notebooks)."""
+        return self.events._repr_html_()
+
+    def __repr__(self) -> str:
+        state = "done" if self._done.done() else "running"
+        return f"AgentRun({self._message!r}, {state}): {self.events!r}"
 
     @property
     def signal(self) -> AbortSignal:

@@ -33,6 +33,18 @@ class RunResult:
             out["error"] = self.error.to_json()
         return out
 
+    def _repr_html_(self) -> str:
+        """The trace timeline in a sandboxed frame (notebooks; :mod:`pysite_agent.core.display`)."""
+        from pysite_agent.core.display import result_html
+
+        return result_html(self)
+
+    def __repr__(self) -> str:
+        """How the run ended, then the trace as text (one line per step)."""
+        from pysite_agent.core.display import result_text
+
+        return result_text(self)
+
 
 @dataclass(frozen=True, slots=True)
 class ThinkingEvent:

@@ -152,9 +152,15 @@ def document_model_context() -> Any:
     Python looks it up.
 
     Raises:
-        NoModelContextError: outside a browser, or the page has none (include ``loader.js``,
-            which installs the WebMCP shim; or pass ``model_context=...``).
+        NoModelContextError: outside a browser, in a Web Worker (no document: pass Python
+            tools instead), or the page has none (include ``loader.js``, which installs the
+            WebMCP shim; or pass ``model_context=...``).
     """
+    if ffi.IN_PYODIDE and ffi.in_worker():
+        raise NoModelContextError(
+            f"No tools: {ffi.WORKER_HAS_NO_PAGE}. Pass Python tools to the agent instead: "
+            "create_site_agent(tools=registry.tools()) (mount() needs a page)."
+        )
     document = ffi.global_object("document") if ffi.IN_PYODIDE else None
     model_context = ffi.field(document, "modelContext")
     if model_context is None:

@@ -137,6 +137,12 @@ class ChromeBuiltIn:
         ``LanguageModel``, when it raises (e.g. ``NotSupportedError`` for the languages), or
         when it answers something unknown."""
         lm = self._lm()
+        if lm is None and ffi.in_worker():
+            self._why_unavailable = (
+                f"{ffi.WORKER_HAS_NO_PAGE}; use sa.proxy(url) (the site's proxy server) or "
+                "sa.custom(fn) there"
+            )
+            return "unavailable"
         if lm is None:
             self._why_unavailable = "this browser has no LanguageModel (Chrome's Prompt API)"
             return "unavailable"

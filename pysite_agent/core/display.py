@@ -1,0 +1,253 @@
+"""How runs, events and traces show themselves in a notebook (Jupyter, JupyterLite).
+
+IPython's rich display protocol: an object with ``_repr_html_()`` is shown as HTML, and its
+``repr()`` is the plain-text form (a terminal, a text-only front end, ``print``). The HTML is
+always one sandboxed ``<iframe>`` (``sandbox=""``: no scripts, an opaque origin) whose
+``srcdoc`` is a complete document with every value from the run HTML-escaped, the way the trace
+view (:mod:`pysite_agent.core.trace_view`) is shown on the project's notebook page. The frame
+is wrapped in a ``<div>``: IPython warns about HTML that is just an ``<iframe>``, so
+``IPython.display.HTML(obj._repr_html_())`` stays quiet too.
+
+- :class:`TraceView`: a trace v1 (from a ``RunResult``, an agent, a finished run, the dict or
+  its JSON text) as the timeline.
+- :class:`EventLog`: a list of events (``AgentRun.events``), one row each.
+- ``RunResult`` and ``AgentRun`` show themselves through these (their ``_repr_html_``).
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from pysite_agent.core.events import AgentEvent, RunResult
+from pysite_agent.core.trace_view import render_trace_html
+
+#: The frame's height in CSS pixels: a base plus a share per row, at most :data:`MAX_HEIGHT`
+#: (the frame cannot size itself: it runs no script); it scrolls beyond that.
+BASE_HEIGHT = 110
+ROW_HEIGHT = 58
+MAX_HEIGHT = 720
+_FRAME_STYLE = "width:100%;border:1px solid #d0d7de;border-radius:8px;background:#fff"
+
+
+def frame(document: str, *, title: str, rows: int) -> str:
+    """``document`` (a complete HTML document) in a sandboxed iframe, wrapped in a ``<div>``."""
+    height = min(MAX_HEIGHT, BASE_HEIGHT + ROW_HEIGHT * max(rows, 1))
+    return (
+        '<div class="pysite-agent-view">'
+        f'<iframe sandbox="" title="{escape(title)}" srcdoc="{escape(document, quote=True)}" '
+        f'style="{_FRAME_STYLE};height:{height}px"></iframe></div>'
+    )
+
+
+def trace_of(value: Any) -> dict[str, Any]:
+    """The trace v1 dict of a ``RunResult``, an agent (its latest finished run), a finished
+    ``AgentRun``, a trace dict or its JSON text.
+
+    Raises:
+        ValueError: there is no trace yet, or ``value`` is none of these.
+    """
+    if isinstance(value, RunResult):
+        return value.trace
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise ValueError(f"not a trace: the text is not JSON ({exc})") from None
+    if isinstance(value, dict):
+        if not isinstance(value.get("steps"), list):
+            raise ValueError("not a trace: expected an object with a 'steps' list")
+        return value
+    if hasattr(value, "last_trace"):  # a SiteAgent (the bridge layer; no import here)
+        if value.last_trace is None:
+            raise ValueError("this agent has not finished a run yet")
+        return trace_of(value.last_trace)
+    done = getattr(value, "done", None)
+    if done is not None and hasattr(done, "result"):  # an AgentRun
+        if not done.done():
+            raise ValueError("the run is not done yet: await run.done first")
+        return trace_of(done.result())
+    raise ValueError(
+        f"cannot show {type(value).__name__} as a trace: pass a RunResult, an agent, a "
+        "finished run, a trace dict or its JSON text"
+    )
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def step_line(step: dict[str, Any]) -> str:
+    """One line of plain text for a trace step."""
+    kind = str(step.get("kind", "?"))
+    if kind in ("user", "answer"):
+        detail = _short(step.get("text", ""))
+    elif kind == "model":
+        reply = _obj(step.get("reply"))
+        what = f"asks for {reply.get('name')}" if reply.get("type") == "tool" else "answers"
+        detail = f"{step.get('model', '')} {what} (step {step.get('step', '')})"
+    elif kind in ("tool-call", "invalid-call"):
+        call = _obj(step.get("call"))
+        detail = f"{call.get('name', '')} {_short(call.get('arguments'))}"
+        if kind == "invalid-call":
+            error = _obj(step.get("error"))
+            detail += f": {error.get('code')}: {_short(error.get('message', ''))}"
+    elif kind == "decision":
+        verdict = "allowed" if step.get("allowed") is True else "denied"
+        detail = f"{verdict} by {step.get('by')}"
+        if step.get("reason"):
+            detail += f" (asked: {step.get('reason')})"
+        if step.get("cause"):
+            detail += f", ended: {step.get('cause')}"
+    elif kind == "tool-result":
+        marks = "".join(
+            f" [{mark}]"
+            for mark, key in (("untrusted", "untrusted"), ("error", "isError"))
+            if step.get(key)
+        )
+        detail = f"{step.get('name', '')} {step.get('outcome', '')}{marks}: "
+        detail += _short(step.get("text", ""))
+    elif kind == "error":
+        detail = f"{step.get('code')}: {_short(step.get('message', ''))}"
+    else:
+        rest = {k: v for k, v in step.items() if k not in ("kind", "at")}
+        detail = _short(rest)
+    return f"{kind:<13} {detail}".rstrip()
+
+
+def trace_text(trace: dict[str, Any]) -> str:
+    """The trace as plain text: a head line, then one line per step."""
+    steps = [s for s in trace.get("steps", []) if isinstance(s, dict)]
+    head = f"trace v1 · model {trace.get('model', '')} · status {trace.get('status', '')}"
+    return "\n".join([head, *(f"  {step_line(s)}" for s in steps)])
+
+
+class TraceView:
+    """A trace shown as its timeline: HTML in a notebook, text in ``repr()``.
+
+    ``TraceView(result)`` takes what :func:`trace_of` takes. ``html()`` is the whole timeline
+    document (:func:`~pysite_agent.core.trace_view.render_trace_html`).
+
+    Raises:
+        ValueError: from :func:`trace_of`.
+    """
+
+    def __init__(self, trace: Any, *, title: str = "pysite-agent run") -> None:
+        self.trace = trace_of(trace)
+        self.title = title
+
+    def html(self) -> str:
+        return render_trace_html(self.trace, title=self.title)
+
+    def _repr_html_(self) -> str:
+        return frame(self.html(), title=self.title, rows=len(self.trace["steps"]))
+
+    def __repr__(self) -> str:
+        return trace_text(self.trace)
+
+
+def event_line(event: dict[str, Any]) -> str:
+    """One line of plain text for an event's JSON form."""
+    kind = str(event.get("type", "?"))
+    call = _obj(event.get("call"))
+    if kind == "thinking":
+        detail = f"step {event.get('step')} ({event.get('model')})"
+    elif kind == "tool-call":
+        detail = f"{call.get('name')} {_short(call.get('arguments'))}"
+    elif kind == "confirm-request":
+        request = _obj(event.get("request"))
+        asked = _obj(request.get("call"))
+        detail = f"{asked.get('name')}? (reason: {request.get('reason')})"
+    elif kind == "confirm-result":
+        decision = _obj(event.get("decision"))
+        verdict = "allowed" if decision.get("allowed") is True else "denied"
+        detail = f"{verdict} by {decision.get('by')}"
+    elif kind == "tool-result":
+        mark = " [error]" if event.get("isError") else ""
+        mark += " [untrusted]" if event.get("untrusted") else ""
+        detail = f"{call.get('name')}{mark}: {_short(event.get('text', ''))}"
+    elif kind in ("answer", "text-delta"):
+        detail = _short(event.get("text", ""))
+    elif kind == "error":
+        detail = f"{event.get('code')}: {_short(event.get('message', ''))}"
+    elif kind == "done":
+        result = _obj(event.get("result"))
+        detail = str(result.get("status"))
+    else:
+        detail = _short({k: v for k, v in event.items() if k != "type"})
+    return f"{kind:<15} {detail}".rstrip()
+
+
+_EVENTS_CSS = """
+:root { color-scheme: light dark; }
+body { margin: 0; padding: 12px 16px; font: 13px/1.45 system-ui, sans-serif; }
+h1 { font-size: 15px; margin: 0 0 8px; }
+table { border-collapse: collapse; width: 100%; }
+td { padding: 3px 10px 3px 0; vertical-align: top; border-top: 1px solid #d0d7de80; }
+td:first-child { font-weight: 600; white-space: nowrap; }
+.allowed { color: #1a7f37; } .denied, .error { color: #b42318; }
+"""
+
+
+def events_document(events: list[dict[str, Any]], *, title: str) -> str:
+    """The events (JSON forms) as one HTML document, every value escaped, no scripts."""
+    rows = []
+    for event in events:
+        kind = str(event.get("type", "?"))
+        line = event_line(event)[15:].strip()
+        cls = ""
+        if kind == "confirm-result":
+            cls = "allowed" if line.startswith("allowed") else "denied"
+        elif kind == "error":
+            cls = "error"
+        rows.append(f'<tr class="{cls}"><td>{escape(kind)}</td><td>{escape(line)}</td></tr>')
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title><style>{_EVENTS_CSS}</style></head>\n"
+        f"<body><h1>{escape(title)}</h1><table>{''.join(rows)}</table></body></html>\n"
+    )
+
+
+def _event_json(event: Any) -> dict[str, Any]:
+    if isinstance(event, dict):
+        return event
+    data = event.to_json()
+    return data if isinstance(data, dict) else {"type": "?", "value": data}
+
+
+class EventLog(list[AgentEvent]):
+    """A run's events (a ``list``): one row per event as HTML in a notebook, one line per
+    event in ``repr()``."""
+
+    title = "pysite-agent events"
+
+    def _repr_html_(self) -> str:
+        events = [_event_json(e) for e in self]
+        return frame(
+            events_document(events, title=self.title), title=self.title, rows=len(events) // 2
+        )
+
+    def __repr__(self) -> str:
+        lines = [event_line(_event_json(e)) for e in self]
+        return "\n".join([f"{len(lines)} events", *(f"  {line}" for line in lines)])
+
+
+def result_html(result: RunResult) -> str:
+    """``RunResult._repr_html_``: the run's trace timeline, titled with how it ended."""
+    title = f"pysite-agent run: {result.status}"
+    return TraceView(result, title=title)._repr_html_()
+
+
+def result_text(result: RunResult) -> str:
+    """``repr(RunResult)``: how the run ended, then its trace as text."""
+    head = f"RunResult(status={result.status!r}, answer={result.answer!r}"
+    if result.error is not None:
+        head += f", error={result.error.code!r}: {result.error.message!r}"
+    return f"{head})\n{trace_text(result.trace)}"
