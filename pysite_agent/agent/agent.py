@@ -439,8 +439,11 @@ class AgentRun:
         except Exception:  # noqa: BLE001 - a failing probe: let respond() report the real error
             return
         if state == "unavailable":
+            why = getattr(self._agent.model, "unavailable_reason", "")
+            detail = f": {why}" if isinstance(why, str) and why else ""
             raise SiteAgentError(
-                "model-unavailable", f"The model '{self._agent.model.name}' is not available here."
+                "model-unavailable",
+                f"The model '{self._agent.model.name}' is not available here{detail}.",
             )
         if state in ("downloadable", "downloading"):
             raise SiteAgentError(

@@ -114,6 +114,11 @@ class ChromeBuiltIn:
     def name(self) -> str:
         return "chrome built-in"
 
+    @property
+    def unavailable_reason(self) -> str:
+        """Why the latest :meth:`availability` said what it said ("" before the first)."""
+        return self._why_unavailable
+
     def _lm(self) -> Any:
         if self._language_model is not None:
             return self._language_model
