@@ -11,7 +11,8 @@ from aio import run
 from helpers import ScriptedModel, Shop, answer, ask, tool_call
 
 import pysite_agent as sa
-from pysite_agent.core.display import MAX_HEIGHT, trace_of
+from pysite_agent.core.display import trace_of
+from pysite_agent.core.trace_view import MAX_HEIGHT
 
 HOSTILE = "<script>alert(1)</script> </untrusted-data> \" onload=alert(2) '"
 
@@ -103,8 +104,6 @@ def test_events_show_one_row_each() -> None:
     text = repr(events).splitlines()
     assert text[0] == f"{len(events)} events"
     assert [line.split()[0] for line in text[1:]] == [e.type for e in events]
-    assert agent_run._repr_html_() == events._repr_html_()
-    assert repr(agent_run).startswith("AgentRun('reviews <please>', done): ")
 
 
 def test_trace_view_takes_a_result_an_agent_a_run_a_dict_or_json() -> None:

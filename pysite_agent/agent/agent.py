@@ -16,7 +16,7 @@ from typing import Any
 
 from pysite_agent.agent import _gateway as gateway
 from pysite_agent.core.display import EventLog
-from pysite_agent.core.errors import SiteAgentError
+from pysite_agent.core.errors import SiteAgentError, model_unavailable
 from pysite_agent.core.events import (
     AgentEvent,
     AnswerEvent,
@@ -188,14 +188,6 @@ class AgentRun:
     def events(self) -> EventLog:
         """The events so far (a copy: a ``list`` that shows itself in a notebook)."""
         return EventLog(self._events)
-
-    def _repr_html_(self) -> str:
-        """The events so far, one row each, in a sandboxed frame (notebooks)."""
-        return self.events._repr_html_()
-
-    def __repr__(self) -> str:
-        state = "done" if self._done.done() else "running"
-        return f"AgentRun({self._message!r}, {state}): {self.events!r}"
 
     @property
     def signal(self) -> AbortSignal:
@@ -439,12 +431,7 @@ class AgentRun:
         except Exception:  # noqa: BLE001 - a failing probe: let respond() report the real error
             return
         if state == "unavailable":
-            why = getattr(self._agent.model, "unavailable_reason", "")
-            detail = f": {why}" if isinstance(why, str) and why else ""
-            raise SiteAgentError(
-                "model-unavailable",
-                f"The model '{self._agent.model.name}' is not available here{detail}.",
-            )
+            raise model_unavailable(self._agent.model)
         if state in ("downloadable", "downloading"):
             raise SiteAgentError(
                 "model-download-required",

@@ -172,7 +172,7 @@ agent = sa.create_site_agent(
     ),
     ("code", 'listed = await agent.run("list my notes").done\nlisted'),
     ("code", 'run = agent.run("add buy milk")\nadded = await run.done   # type yes\nadded'),
-    ("code", "run   # its events"),
+    ("code", "run.events"),
     ("code", 'denied = await agent.run("add call the bank").done   # type no\ndenied'),
     ("code", "sa.TraceView(added)"),
     (

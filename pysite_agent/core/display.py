@@ -10,8 +10,8 @@ is wrapped in a ``<div>``: IPython warns about HTML that is just an ``<iframe>``
 
 - :class:`TraceView`: a trace v1 (from a ``RunResult``, an agent, a finished run, the dict or
   its JSON text) as the timeline.
-- :class:`EventLog`: a list of events (``AgentRun.events``), one row each.
-- ``RunResult`` and ``AgentRun`` show themselves through these (their ``_repr_html_``).
+- :class:`EventLog`: a list of events (what ``AgentRun.events`` returns), one row each.
+- ``RunResult`` shows itself the same way (its own ``_repr_html_`` and ``repr``).
 """
 
 from __future__ import annotations
@@ -21,24 +21,7 @@ from html import escape
 from typing import Any
 
 from pysite_agent.core.events import AgentEvent, RunResult
-from pysite_agent.core.trace_view import render_trace_html
-
-#: The frame's height in CSS pixels: a base plus a share per row, at most :data:`MAX_HEIGHT`
-#: (the frame cannot size itself: it runs no script); it scrolls beyond that.
-BASE_HEIGHT = 110
-ROW_HEIGHT = 58
-MAX_HEIGHT = 720
-_FRAME_STYLE = "width:100%;border:1px solid #d0d7de;border-radius:8px;background:#fff"
-
-
-def frame(document: str, *, title: str, rows: int) -> str:
-    """``document`` (a complete HTML document) in a sandboxed iframe, wrapped in a ``<div>``."""
-    height = min(MAX_HEIGHT, BASE_HEIGHT + ROW_HEIGHT * max(rows, 1))
-    return (
-        '<div class="pysite-agent-view">'
-        f'<iframe sandbox="" title="{escape(title)}" srcdoc="{escape(document, quote=True)}" '
-        f'style="{_FRAME_STYLE};height:{height}px"></iframe></div>'
-    )
+from pysite_agent.core.trace_view import as_dict, frame, render_trace_html, shorten, trace_text
 
 
 def trace_of(value: Any) -> dict[str, Any]:
@@ -74,61 +57,6 @@ def trace_of(value: Any) -> dict[str, Any]:
     )
 
 
-def _short(value: Any, limit: int = 160) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def step_line(step: dict[str, Any]) -> str:
-    """One line of plain text for a trace step."""
-    kind = str(step.get("kind", "?"))
-    if kind in ("user", "answer"):
-        detail = _short(step.get("text", ""))
-    elif kind == "model":
-        reply = _obj(step.get("reply"))
-        what = f"asks for {reply.get('name')}" if reply.get("type") == "tool" else "answers"
-        detail = f"{step.get('model', '')} {what} (step {step.get('step', '')})"
-    elif kind in ("tool-call", "invalid-call"):
-        call = _obj(step.get("call"))
-        detail = f"{call.get('name', '')} {_short(call.get('arguments'))}"
-        if kind == "invalid-call":
-            error = _obj(step.get("error"))
-            detail += f": {error.get('code')}: {_short(error.get('message', ''))}"
-    elif kind == "decision":
-        verdict = "allowed" if step.get("allowed") is True else "denied"
-        detail = f"{verdict} by {step.get('by')}"
-        if step.get("reason"):
-            detail += f" (asked: {step.get('reason')})"
-        if step.get("cause"):
-            detail += f", ended: {step.get('cause')}"
-    elif kind == "tool-result":
-        marks = "".join(
-            f" [{mark}]"
-            for mark, key in (("untrusted", "untrusted"), ("error", "isError"))
-            if step.get(key)
-        )
-        detail = f"{step.get('name', '')} {step.get('outcome', '')}{marks}: "
-        detail += _short(step.get("text", ""))
-    elif kind == "error":
-        detail = f"{step.get('code')}: {_short(step.get('message', ''))}"
-    else:
-        rest = {k: v for k, v in step.items() if k not in ("kind", "at")}
-        detail = _short(rest)
-    return f"{kind:<13} {detail}".rstrip()
-
-
-def trace_text(trace: dict[str, Any]) -> str:
-    """The trace as plain text: a head line, then one line per step."""
-    steps = [s for s in trace.get("steps", []) if isinstance(s, dict)]
-    head = f"trace v1 · model {trace.get('model', '')} · status {trace.get('status', '')}"
-    return "\n".join([head, *(f"  {step_line(s)}" for s in steps)])
-
-
 class TraceView:
     """A trace shown as its timeline: HTML in a notebook, text in ``repr()``.
 
@@ -156,32 +84,32 @@ class TraceView:
 def event_line(event: dict[str, Any]) -> str:
     """One line of plain text for an event's JSON form."""
     kind = str(event.get("type", "?"))
-    call = _obj(event.get("call"))
+    call = as_dict(event.get("call"))
     if kind == "thinking":
         detail = f"step {event.get('step')} ({event.get('model')})"
     elif kind == "tool-call":
-        detail = f"{call.get('name')} {_short(call.get('arguments'))}"
+        detail = f"{call.get('name')} {shorten(call.get('arguments'))}"
     elif kind == "confirm-request":
-        request = _obj(event.get("request"))
-        asked = _obj(request.get("call"))
+        request = as_dict(event.get("request"))
+        asked = as_dict(request.get("call"))
         detail = f"{asked.get('name')}? (reason: {request.get('reason')})"
     elif kind == "confirm-result":
-        decision = _obj(event.get("decision"))
+        decision = as_dict(event.get("decision"))
         verdict = "allowed" if decision.get("allowed") is True else "denied"
         detail = f"{verdict} by {decision.get('by')}"
     elif kind == "tool-result":
         mark = " [error]" if event.get("isError") else ""
         mark += " [untrusted]" if event.get("untrusted") else ""
-        detail = f"{call.get('name')}{mark}: {_short(event.get('text', ''))}"
+        detail = f"{call.get('name')}{mark}: {shorten(event.get('text', ''))}"
     elif kind in ("answer", "text-delta"):
-        detail = _short(event.get("text", ""))
+        detail = shorten(event.get("text", ""))
     elif kind == "error":
-        detail = f"{event.get('code')}: {_short(event.get('message', ''))}"
+        detail = f"{event.get('code')}: {shorten(event.get('message', ''))}"
     elif kind == "done":
-        result = _obj(event.get("result"))
+        result = as_dict(event.get("result"))
         detail = str(result.get("status"))
     else:
-        detail = _short({k: v for k, v in event.items() if k != "type"})
+        detail = shorten({k: v for k, v in event.items() if k != "type"})
     return f"{kind:<15} {detail}".rstrip()
 
 
@@ -237,17 +165,3 @@ class EventLog(list[AgentEvent]):
     def __repr__(self) -> str:
         lines = [event_line(_event_json(e)) for e in self]
         return "\n".join([f"{len(lines)} events", *(f"  {line}" for line in lines)])
-
-
-def result_html(result: RunResult) -> str:
-    """``RunResult._repr_html_``: the run's trace timeline, titled with how it ended."""
-    title = f"pysite-agent run: {result.status}"
-    return TraceView(result, title=title)._repr_html_()
-
-
-def result_text(result: RunResult) -> str:
-    """``repr(RunResult)``: how the run ended, then its trace as text."""
-    head = f"RunResult(status={result.status!r}, answer={result.answer!r}"
-    if result.error is not None:
-        head += f", error={result.error.code!r}: {result.error.message!r}"
-    return f"{head})\n{trace_text(result.trace)}"

@@ -80,3 +80,12 @@ class SiteAgentError(Exception):
         if code not in ERROR_CODES:
             return cls("model-error", message)
         return cls(code, message)
+
+
+def model_unavailable(model: Any) -> SiteAgentError:
+    """``model-unavailable`` for ``model`` (a model adapter), with its ``unavailable_reason``
+    when it has one (a ``str``; e.g. Chrome's model says why the browser has none)."""
+    why = getattr(model, "unavailable_reason", "")
+    detail = f": {why}" if isinstance(why, str) and why else ""
+    name = getattr(model, "name", type(model).__name__)
+    return SiteAgentError("model-unavailable", f"The model '{name}' is not available here{detail}.")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
 from pysite_agent.core.errors import SiteAgentError
+from pysite_agent.core.trace_view import frame, render_trace_html, trace_text
 from pysite_agent.core.types import ConfirmRequest, Decision, RunStatus, ToolCall
 
 
@@ -34,16 +35,18 @@ class RunResult:
         return out
 
     def _repr_html_(self) -> str:
-        """The trace timeline in a sandboxed frame (notebooks; :mod:`pysite_agent.core.display`)."""
-        from pysite_agent.core.display import result_html
-
-        return result_html(self)
+        """The trace timeline, titled with how the run ended, in a sandboxed frame (notebooks;
+        :mod:`pysite_agent.core.display`)."""
+        title = f"pysite-agent run: {self.status}"
+        document = render_trace_html(self.trace, title=title)
+        return frame(document, title=title, rows=len(self.trace.get("steps", [])))
 
     def __repr__(self) -> str:
         """How the run ended, then the trace as text (one line per step)."""
-        from pysite_agent.core.display import result_text
-
-        return result_text(self)
+        head = f"RunResult(status={self.status!r}, answer={self.answer!r}"
+        if self.error is not None:
+            head += f", error={self.error.code!r}: {self.error.message!r}"
+        return f"{head})\n{trace_text(self.trace)}"
 
 
 @dataclass(frozen=True, slots=True)

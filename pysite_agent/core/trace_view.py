@@ -221,3 +221,78 @@ def render_trace_html(trace: dict[str, Any], *, title: str = "pysite-agent run")
         f'<body><h1>{escape(title)}</h1><div class="meta">{meta}</div>\n<ol>\n{items}\n</ol>'
         "</body></html>\n"
     )
+
+
+#: The frame's height in CSS pixels: a base plus a share per row, at most :data:`MAX_HEIGHT`
+#: (the frame cannot size itself: it runs no script); it scrolls beyond that.
+BASE_HEIGHT = 110
+ROW_HEIGHT = 58
+MAX_HEIGHT = 720
+_FRAME_STYLE = "width:100%;border:1px solid #d0d7de;border-radius:8px;background:#fff"
+
+
+def frame(document: str, *, title: str, rows: int) -> str:
+    """``document`` (a complete HTML document) in a sandboxed iframe, wrapped in a ``<div>``."""
+    height = min(MAX_HEIGHT, BASE_HEIGHT + ROW_HEIGHT * max(rows, 1))
+    return (
+        '<div class="pysite-agent-view">'
+        f'<iframe sandbox="" title="{escape(title)}" srcdoc="{escape(document, quote=True)}" '
+        f'style="{_FRAME_STYLE};height:{height}px"></iframe></div>'
+    )
+
+
+def shorten(value: Any, limit: int = 160) -> str:
+    """``value`` (text, or JSON of anything else) on one line, at most ``limit`` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` if it is a dict, else an empty one (a trace read as it is, never trusted)."""
+    return value if isinstance(value, dict) else {}
+
+
+def step_line(step: dict[str, Any]) -> str:
+    """One line of plain text for a trace step."""
+    kind = str(step.get("kind", "?"))
+    if kind in ("user", "answer"):
+        detail = shorten(step.get("text", ""))
+    elif kind == "model":
+        reply = as_dict(step.get("reply"))
+        what = f"asks for {reply.get('name')}" if reply.get("type") == "tool" else "answers"
+        detail = f"{step.get('model', '')} {what} (step {step.get('step', '')})"
+    elif kind in ("tool-call", "invalid-call"):
+        call = as_dict(step.get("call"))
+        detail = f"{call.get('name', '')} {shorten(call.get('arguments'))}"
+        if kind == "invalid-call":
+            error = as_dict(step.get("error"))
+            detail += f": {error.get('code')}: {shorten(error.get('message', ''))}"
+    elif kind == "decision":
+        verdict = "allowed" if step.get("allowed") is True else "denied"
+        detail = f"{verdict} by {step.get('by')}"
+        if step.get("reason"):
+            detail += f" (asked: {step.get('reason')})"
+        if step.get("cause"):
+            detail += f", ended: {step.get('cause')}"
+    elif kind == "tool-result":
+        marks = "".join(
+            f" [{mark}]"
+            for mark, key in (("untrusted", "untrusted"), ("error", "isError"))
+            if step.get(key)
+        )
+        detail = f"{step.get('name', '')} {step.get('outcome', '')}{marks}: "
+        detail += shorten(step.get("text", ""))
+    elif kind == "error":
+        detail = f"{step.get('code')}: {shorten(step.get('message', ''))}"
+    else:
+        rest = {k: v for k, v in step.items() if k not in ("kind", "at")}
+        detail = shorten(rest)
+    return f"{kind:<13} {detail}".rstrip()
+
+
+def trace_text(trace: dict[str, Any]) -> str:
+    """The trace as plain text: a head line, then one line per step."""
+    steps = [s for s in trace.get("steps", []) if isinstance(s, dict)]
+    head = f"trace v1 · model {trace.get('model', '')} · status {trace.get('status', '')}"
+    return "\n".join([head, *(f"  {step_line(s)}" for s in steps)])

@@ -20,6 +20,7 @@ origins is aborted and fails the test.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -32,6 +33,7 @@ from typing import Any
 
 import pytest
 from conftest import CHROMIUM_ARGS, CHROMIUM_BIN, StaticServer
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from pysite_agent.bundle import build_jupyterlite
@@ -113,6 +115,29 @@ def lite_build(folder: Path) -> None:
 def kernel_settings(built: Path) -> dict[str, Any]:
     data = json.loads((built / "jupyter-lite.json").read_text(encoding="utf-8"))
     return data["jupyter-config-data"]["litePluginSettings"][KERNEL_PLUGIN]
+
+
+def answer_prompt(page: Any, cell_text: str, typed: str) -> None:
+    """Type ``typed`` and Enter into the ``input()`` box of the cell that shows ``cell_text``.
+
+    The box can be in the page a moment before it listens for Enter (it is attached, then
+    wired); an Enter it did not take leaves it waiting, so Enter is pressed again until the
+    cell shows the answered prompt (the prompt followed by the answer, as text).
+    """
+    cell = page.locator(".jp-Cell", has_text=cell_text)
+    box = cell.locator("input.jp-Stdin-input")
+    box.wait_for(state="visible", timeout=KERNEL_TIMEOUT_MS)
+    echo = f"anything else denies:  {typed}"
+    for _attempt in range(20):
+        with contextlib.suppress(PlaywrightError):  # the box may be replaced meanwhile
+            box.fill(typed, timeout=5_000)
+            box.press("Enter", timeout=5_000)
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            if echo in cell.inner_text():
+                return
+            page.wait_for_timeout(100)
+    raise PlaywrightTimeout(f"the prompt did not take the answer {typed!r}")
 
 
 @pytest.fixture(scope="module")
@@ -213,30 +238,23 @@ def test_the_notebook_runs_offline_in_the_worker_kernel(
         console: list[str] = []
         page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
         started = time.monotonic()
-        page.goto(site.url(f"notebooks/index.html?path={TEST_NOTEBOOK}"))
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-        page.get_by_role("menuitem", name="Run", exact=True).click()
-        page.get_by_text("Run All Cells", exact=True).click()
-        for typed in ("yes", "no"):
-            box = page.locator("input.jp-Stdin-input").last  # re-found at each action
-            box.wait_for(state="visible", timeout=KERNEL_TIMEOUT_MS)
-            box.fill(typed)
-            box.press("Enter")
-            echo = f"anything else denies:  {typed}"  # the answered prompt, as the cell shows it
-            page.wait_for_function(
-                f"document.body.innerText.includes({json.dumps(echo)})", timeout=60_000
-            )
         try:
+            page.goto(site.url(f"notebooks/index.html?path={TEST_NOTEBOOK}"))
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+            page.get_by_role("menuitem", name="Run", exact=True).click()
+            page.get_by_text("Run All Cells", exact=True).click()
+            answer_prompt(page, "# type yes", "yes")
+            answer_prompt(page, "# type no", "no")
             page.wait_for_function(
                 "document.body.innerText.includes('ALL-CELLS-RAN') || "
                 "!!document.querySelector('.jp-OutputArea-output[data-mime-type="
                 '"application/vnd.jupyter.error"]\')',
                 timeout=KERNEL_TIMEOUT_MS,
             )
-        except PlaywrightTimeout:
+        except PlaywrightTimeout as exc:
             page.screenshot(path=str(artifacts_dir / "jupyterlite-notebook.png"), full_page=True)
-            tail = page.inner_text(".jp-Notebook")[-2500:]
-            pytest.fail(f"the notebook did not finish; console: {console[-30:]}\n{tail}")
+            tail = page.inner_text("body")[-2500:]
+            pytest.fail(f"the notebook did not finish: {exc}\nconsole: {console[-20:]}\n{tail}")
         seconds = time.monotonic() - started
         page.screenshot(path=str(artifacts_dir / "jupyterlite-notebook.png"), full_page=True)
         text = page.inner_text(".jp-Notebook")
@@ -278,7 +296,8 @@ def test_the_notebook_runs_offline_in_the_worker_kernel(
     assert KEY not in text and all(KEY not in d for d in docs)
 
     # What a worker cannot do, said so, with what to use instead.
-    assert re.search(r"MOUNT mount\(\) needs a page: this Python runs in a Web Worker", text)
-    assert "create_site_agent(tools=registry.tools())" in text
-    assert re.search(r"PAGE-TOOLS \w+ no-tools No tools: this Python runs in a Web Worker", text)
+    worker = "No tools: this Python runs in a Web Worker (a JupyterLite kernel, for one)"
+    instead = "Pass Python tools to the agent instead: create_site_agent(tools=registry.tools())"
+    assert f"MOUNT no-tools: {worker}" in text and f"PAGE-TOOLS error no-tools {worker}" in text
+    assert text.count(instead) == 2
     assert re.search(r"CHROME error model-unavailable .*Web Worker.*sa\.proxy\(url\)", text)
