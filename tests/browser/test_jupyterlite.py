@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CHROMIUM_ARGS, CHROMIUM_BIN, StaticServer
+from conftest import CHROMIUM_ARGS, CHROMIUM_BIN, StaticServer, unavailable
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -208,9 +208,12 @@ def test_the_notebook_runs_offline_in_the_worker_kernel(
     site: StaticServer = lite["site"]
     allowed = (lite["origin"] + "/", lite["proxy_url"])
     outside: list[str] = []
-    browser = playwright.chromium.launch(
-        executable_path=CHROMIUM_BIN, headless=True, args=CHROMIUM_ARGS, timeout=30_000
-    )
+    try:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM_BIN, headless=True, args=CHROMIUM_ARGS, timeout=30_000
+        )
+    except PlaywrightError as exc:
+        unavailable(f"Chromium did not start ({CHROMIUM_BIN}): {exc}")  # fails under CI=true
     try:
         context = browser.new_context()
         context.set_default_timeout(30_000)
