@@ -17,12 +17,12 @@ Why each piece (measured with jupyterlite-core and jupyterlite-pyodide-kernel 0.
 - ``static/pyodide/`` is where the kernel's build add-on looks for a local Pyodide; it copies
   it into the site. npm's Pyodide package has no wheels (not even micropip), so only a lock
   whose every wheel is next to it works offline; that is the bundle's.
-- The add-on writes ``pyodideUrl`` into the *built* ``jupyter-lite.json`` only when
-  ``pyodide.mjs`` changed since the last build (a build step with that file as its only input),
-  while every build writes that file anew from the source folder's ``jupyter-lite.json``. So a
-  rebuild after any change to the source settings silently lost ``pyodideUrl``. Written in the
-  source ``jupyter-lite.json`` (the documented place for the site's runtime settings), it is
-  part of every build.
+- Each build merges the source folder's ``jupyter-lite.json`` into the built one, and a
+  plugin's settings object from the source replaces the built one whole; the add-on writes
+  ``pyodideUrl`` into it only when ``pyodide.mjs`` changed since the last build (a build step
+  with that file as its only input). So a rebuild after adding any kernel setting to the
+  source (``disablePyPIFallback``, say) silently lost ``pyodideUrl``. Written in the source
+  ``jupyter-lite.json`` itself, it is part of every build.
 - The kernel installs ``comm``, ``jedi`` and ``ipython`` when it starts; with PyPI switched off
   they must be in the lock.
 - ``jupyter lite build`` needs ``jupyter_server`` to turn ``files/`` into the site's contents.

@@ -1,10 +1,12 @@
 """JupyterLite end to end: a site built offline from ``bundle --jupyterlite``, in headless Chromium.
 
-The site is built twice, as a site owner would: ``bundle OUT --jupyterlite``, ``jupyter lite
-build``, then a setting of the site's own added to ``jupyter-lite.json``, the bundle written
-again and the site rebuilt; the built settings must keep the kernel's ``pyodideUrl`` and
-``disablePyPIFallback`` and the site's own key. Builds run with every proxy pointed at a closed
-loopback port, so a download would fail them.
+The site is built three times, as a site owner would: ``bundle OUT --jupyterlite`` and
+``jupyter lite build``; then settings of the site's own added to the source ``jupyter-lite.json``
+(a key of its own, and a kernel setting, which replaces the kernel's whole settings object in
+the built file) and a rebuild; then the bundle written again and a rebuild. Each time the built
+settings must keep the kernel's ``pyodideUrl`` and ``disablePyPIFallback``, and the site's own
+settings must stay (the kernel setting reaches the kernel: the notebook reads it back). Builds
+run with every proxy pointed at a closed loopback port, so a download would fail them.
 
 One notebook (the bundle's example, then the test's own cells) runs in the Pyodide kernel, in a
 Web Worker: ``%pip install pysite_agent`` from the bundle's wheel, an agent with a read-only tool,
@@ -47,6 +49,7 @@ pytestmark = pytest.mark.browser
 KERNEL_TIMEOUT_MS = 300_000  # a cold kernel start under load: Pyodide, the kernel, pysite_agent
 TEST_NOTEBOOK = "jupyterlite-test.ipynb"
 SITE_SETTING = ("appName", "Notes lab")
+SITE_ENV = {"NOTES_SITE": "the owner's setting"}  # reaches the kernel: loadPyodide(env=...)
 
 
 def notebook_cells(proxy_url: str) -> tuple[tuple[str, str], ...]:
@@ -80,6 +83,8 @@ chrome_run = await sa.create_site_agent(
     model=sa.chrome_built_in(), tools=registry.tools()
 ).run("hi").done
 print("CHROME", chrome_run.status, chrome_run.error.code, chrome_run.error.message)
+import os
+print("ENV", os.environ.get("NOTES_SITE"))
 print("ALL-CELLS" + "-RAN")  # not the text itself: the source shows too
 """,
         ),
@@ -167,11 +172,20 @@ def lite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             timings["bundle and first build"] = time.monotonic() - started
             assert kernel_settings(output)["pyodideUrl"] == PYODIDE_URL
 
-            # The site owner's own setting, then a new bundle and a rebuild.
+            # The site owner's own settings, the kernel's among them (its settings object
+            # in the source replaces the built one whole), then a rebuild: pyodideUrl must
+            # stay. Then a new bundle and a rebuild: the owner's settings must stay.
             source = folder / "jupyter-lite.json"
             settings = json.loads(source.read_text(encoding="utf-8"))
-            settings["jupyter-config-data"][SITE_SETTING[0]] = SITE_SETTING[1]
+            config = settings["jupyter-config-data"]
+            config[SITE_SETTING[0]] = SITE_SETTING[1]
+            config["litePluginSettings"][KERNEL_PLUGIN]["loadPyodideOptions"] = {"env": SITE_ENV}
             source.write_text(json.dumps(settings), encoding="utf-8")
+            started = time.monotonic()
+            lite_build(folder)
+            timings["rebuild"] = time.monotonic() - started
+            kernel = kernel_settings(output)
+            assert kernel["pyodideUrl"] == PYODIDE_URL and kernel["disablePyPIFallback"] is True
             started = time.monotonic()
             build_jupyterlite(folder, progress=lambda _line: None)
             lite_build(folder)
@@ -193,6 +207,7 @@ def test_a_rebuild_keeps_the_kernel_settings_and_the_sites_own(lite: dict[str, A
     kernel = kernel_settings(output)
     assert kernel["pyodideUrl"] == PYODIDE_URL
     assert kernel["disablePyPIFallback"] is True
+    assert kernel["loadPyodideOptions"] == {"env": SITE_ENV}
     pyodide = output / PYODIDE_URL.removeprefix("./").rsplit("/", 1)[0]
     lock = json.loads((pyodide / "pyodide-lock.json").read_text(encoding="utf-8"))
     for name in ("comm", "jedi", "ipython", "micropip", "pysite-agent"):
@@ -304,3 +319,4 @@ def test_the_notebook_runs_offline_in_the_worker_kernel(
     assert f"MOUNT no-tools: {worker}" in text and f"PAGE-TOOLS error no-tools {worker}" in text
     assert text.count(instead) == 2
     assert re.search(r"CHROME error model-unavailable .*Web Worker.*sa\.proxy\(url\)", text)
+    assert f"ENV {SITE_ENV['NOTES_SITE']}" in text  # the site's own kernel setting took effect
