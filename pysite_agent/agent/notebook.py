@@ -11,9 +11,10 @@ on after a denial and the model is told the call was not run (README, rule 2: a 
 Pass it as ``create_site_agent(..., confirm=notebook_confirm)``. ``ask_with(read_line)``
 makes one that reads answers from another function (tests, a custom prompt).
 
-Why not Allow/Deny buttons (``ipywidgets``): a running cell holds the kernel, and both kernels
-handle a widget's click only after the cell ends, so a confirm that waits for a click inside
-the run never gets it. ``input()`` is answered while the cell runs.
+Why not Allow/Deny buttons (``ipywidgets``): Jupyter's kernel takes one shell message at a
+time, so a widget's click is handled only after the running cell ends, and a confirm that
+waited for a click inside the run would wait for ever. ``input()`` is answered while the cell
+runs, in Jupyter and in JupyterLite.
 """
 
 from __future__ import annotations
