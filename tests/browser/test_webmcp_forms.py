@@ -76,6 +76,9 @@ def test_a_form_waits_for_the_visitors_submit_and_answers_with_respond_with(
               el.addEventListener(type, () => events.push(`${type}:${name}:${el.value}`));
         const [tool] = (await mc.getTools()).filter((t) => t.name === 'order_mug');
         const call = mc.executeTool(tool, {size: 'm', count: 2, gift: true, colour: 'blue'});
+        // (a first call loads the code that runs a form tool)
+        const active = () => form.hasAttribute('data-tool-form-active');
+        for (let i = 0; i < 500 && !active(); i++) await settle(10);
         await settle(50);
         const button = form.querySelector('button');
         const waiting = {submits: [...window.submits],
@@ -153,12 +156,16 @@ def test_removing_or_resetting_a_waiting_form_ends_its_call(forms_page: Any) -> 
         """
         const form = document.getElementById('order');
         const [tool] = (await mc.getTools()).filter((t) => t.name === 'order_mug');
+        // Waiting: the call has filled the form (its first call loads the code that runs it).
+        const waiting = async () => {
+          while (!form.hasAttribute('data-tool-form-active')) await settle(10);
+        };
         const reset = outcome(mc.executeTool(tool, {size: 's'}));
-        await settle(20);
+        await waiting();
         form.reset();
         const resetOutcome = await reset;
         const removed = outcome(mc.executeTool(tool, {size: 's'}));
-        await settle(20);
+        await waiting();
         form.remove();
         return {reset: resetOutcome, removed: await removed};
         """,
