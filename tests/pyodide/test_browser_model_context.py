@@ -49,18 +49,23 @@ def _inline(source: str, module: str, value: str) -> str:
 
 def shim_source() -> str:
     """``web/webmcp/shim.js`` with the implementation it loads on first use (webmcp/core.js, the
-    webmcp/schema.js it imports and the webmcp/arguments.js it loads on a tool's first call)
-    inlined, as an expression whose value holds the shim's exports."""
+    webmcp/schema.js it imports, and the webmcp/calls.js it loads on the first call with the
+    webmcp/arguments.js that imports) inlined, as an expression whose value holds the shim's
+    exports."""
     schema = _module("webmcp/schema.js", ["checkSubset", "isObject"])
     arguments = _module("webmcp/arguments.js", ["checkArguments"])
     static = "import { isObject } from './schema.js';"
     assert static in arguments, "webmcp/arguments.js no longer imports schema.js as expected"
     arguments = arguments.replace(static, f"const {{ isObject }} = {schema};")
+    calls = _module("webmcp/calls.js", ["checkInput", "executeTool", "run", "settleCall"])
+    static = "import { checkArguments } from './arguments.js';"
+    assert static in calls, "webmcp/calls.js no longer imports arguments.js as this test expects"
+    calls = calls.replace(static, f"const {{ checkArguments }} = {arguments};")
     core = _module("webmcp/core.js", ["attach", "startForms"])
     static = "import { checkSubset } from './schema.js';"
     assert static in core, "webmcp/core.js no longer imports webmcp/schema.js as this test expects"
     core = core.replace(static, f"const {{ checkSubset }} = {schema};")
-    core = _inline(core, "arguments.js", arguments)
+    core = _inline(core, "calls.js", calls)
     shim = _module(
         "webmcp/shim.js", ["createModelContext", "isShim", "installShim", "hasNativeModelContext"]
     )

@@ -1,12 +1,7 @@
-// The WebMCP shim's implementation: webmcp/shim.js (the part every page loads)
-// installs `document.modelContext` at once and loads this module the first
-// time the page uses it (registerTool, getTools, executeTool, a form tool, a
-// framed page). See webmcp/shim.js for what the shim does and
-// docs/webmcp-native.md for each choice.
-
-// Shared by every copy of this module in same-origin frames of one tab: the
-// registry lives on the topmost same-origin window, each context answers RUN
-// (run a tool it hosts) and NOTIFY (dispatch one of its events).
+// The WebMCP shim's implementation (registration, listing, events), loaded by
+// webmcp/shim.js on first use. Same-origin frames share one registry (on the
+// topmost same-origin window); each context answers RUN (run a tool it hosts)
+// and NOTIFY (dispatch one of its events). docs/webmcp-native.md: each choice.
 import { checkSubset } from './schema.js';
 
 const REGISTRY = Symbol.for('pysite-agent.webmcp-registry');
@@ -15,11 +10,8 @@ const NOTIFY = Symbol.for('pysite-agent.webmcp-notify');
 const WINDOW = Symbol.for('pysite-agent.webmcp-window');
 const FORMS = Symbol.for('pysite-agent.webmcp-forms');
 const NAME_RE = /^[A-Za-z0-9_.-]{1,128}$/;
-// Annotations Chromium knows. Native coerces them to booleans and fills the
-// missing ones with false whenever the page gave any annotations at all.
+// Annotations Chromium knows: booleans, false when absent if any annotations were given.
 const KNOWN_HINTS = ['consequentialHint', 'debugging', 'readOnlyHint', 'untrustedContentHint'];
-// What native executeTool returns when a tool returns the empty string.
-const EMPTY_RESULT = 'Operation succeeded';
 const HERE = import.meta.url;
 
 let framesModule;
@@ -125,76 +117,17 @@ function readExposedTo(options) {
   });
 }
 
-/** Turns a tool's return value into the string executeTool resolves with. */
-function resultText(value) {
-  if (typeof value === 'string') return value === '' ? EMPTY_RESULT : value;
-  if (isObjectLike(value)) {
-    const text = JSON.stringify(value); // throws on cycles and BigInt, like native
-    return text === undefined ? 'undefined' : text;
-  }
-  return String(value); // undefined -> "undefined", 42 -> "42", like native
+let callsModule = null; // webmcp/calls.js once loaded
+let callsLoading = null;
+/** webmcp/calls.js (executeTool, the argument check, aborts), loaded on the first call. */
+function calls() {
+  callsLoading ??= import(new URL('./calls.js', HERE).href).then((m) => (callsModule = m));
+  return callsLoading;
 }
 
-function describeError(error) {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  try {
-    return String(error);
-  } catch {
-    return 'unknown error';
-  }
-}
-
-function invocationFailed(error) {
-  if (error instanceof DOMException && error.name === 'UnknownError') return error;
-  const ex = new DOMException(
-    `Tool was executed but the invocation failed: ${describeError(error)}`,
-    'UnknownError',
-  );
-  Object.defineProperty(ex, 'cause', { value: error, configurable: true, writable: true });
-  return ex;
-}
-
-/**
- * Settles a running call: its result, or the caller's abort. On abort the
- * caller's promise rejects at once with the signal's reason; in a later task
- * the tool's own signal aborts (an AbortError) and `cancelled()` runs (WPT
- * webmcp/imperative/executeTool-abort: rejection, then the tool's abort, then
- * toolcancel). A result the tool delivers after that is dropped.
- */
-function settleCall(running, signal, call, cancelled) {
-  return new Promise((resolve, reject) => {
-    let done = false;
-    const onAbort = () => {
-      if (done) return;
-      done = true;
-      reject(signal.reason);
-      setTimeout(() => {
-        call.abort(new DOMException('The caller cancelled this tool call.', 'AbortError'));
-        cancelled();
-      }, 0);
-    };
-    const finish = (fn) => (value) => {
-      if (done) return;
-      done = true;
-      signal?.removeEventListener('abort', onAbort);
-      fn(value);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    running.then(finish(resolve), finish((error) => reject(invocationFailed(error))));
-    // Aborted while the call was queued: the tool has started, so it is cancelled now.
-    if (signal?.aborted) onAbort();
-  });
-}
-
-let argumentsModule = null;
-
-/** Rejects with a DataError when `args` fail the tool's inputSchema (spec). */
+/** Rejects with a DataError when `args` fail the tool's inputSchema. */
 async function checkInput(entry, args) {
-  if (entry.inputSchema === undefined) return;
-  argumentsModule ??= import(new URL('./arguments.js', HERE).href);
-  const { checkArguments } = await argumentsModule;
-  const problem = checkArguments(JSON.parse(entry.inputSchema), args);
-  if (problem) throw new DOMException(JSON.stringify(problem), 'DataError');
+  return (await calls()).checkInput(entry, args);
 }
 
 function eventClass(name) {
@@ -269,10 +202,7 @@ class Impl {
     else frames().then((m) => m.onMessage(this.#frameHooks(), event));
   }
 
-  /**
-   * Registers a tool. Resolves (with undefined) once the `toolchange` event
-   * has been dispatched. Abort `options.signal` to unregister.
-   */
+  /** Registers a tool (webmcp/shim.js says how it resolves). */
   registerTool(tool, options, argc) {
     return new Promise((resolve) => {
       if (argc === 0) throw fail('registerTool', '1 argument required, but only 0 present.');
@@ -373,11 +303,7 @@ class Impl {
     if (entry.listed) this.#changed();
   }
 
-  /**
-   * Lists the registered tools, sorted by name (code-unit order). Each call
-   * returns fresh objects: changing them does not change the registry.
-   * `options.fromOrigins` keeps only tools of those origins (spec).
-   */
+  /** The registered tools, sorted by name (code-unit order), as fresh objects; `fromOrigins` filters. */
   getTools(options) {
     return new Promise((resolve) => {
       if (options !== undefined && options !== null && !isObjectLike(options)) {
@@ -408,79 +334,21 @@ class Impl {
     });
   }
 
-  /**
-   * Runs a registered tool and resolves with its result as a string.
-   *
-   * `tool` is a tool object from getTools() (the shim also takes a plain
-   * name); the tool is looked up by name when the call runs. `input` is an
-   * object (the shim also takes a JSON string of one), checked against the
-   * tool's inputSchema (a failure rejects with a `DataError` whose message is
-   * JSON `{path, reason, schemaPath, message}`) and passed to the tool as a
-   * JSON copy. Aborting `options.signal` rejects with the signal's reason,
-   * then aborts the signal the tool received and fires `toolcancel`.
-   */
+  /** Runs a registered tool; resolves with its result as a string (webmcp/calls.js). */
   executeTool(tool, input, options, argc) {
-    return (async () => {
-      if (argc === 0) throw fail('executeTool', '1 argument required, but only 0 present.');
-      let name;
-      if (typeof tool === 'string') {
-        name = tool;
-      } else if (isObjectLike(tool)) {
-        for (const member of ['description', 'name', 'origin']) {
-          if (tool[member] === undefined) {
-            throw fail('executeTool', `Failed to read the '${member}' property from 'RegisteredTool': Required member is undefined.`);
-          }
-        }
-        name = toDOMString(tool.name);
-      } else {
-        throw fail('executeTool', "The provided value is not of type 'RegisteredTool'.");
-      }
-
-      let args = input === undefined ? {} : input;
-      if (typeof args === 'string') {
-        try {
-          args = JSON.parse(args);
-        } catch {
-          throw fail('executeTool', 'invalid input object: the string is not valid JSON');
-        }
-      }
-      if (!isObjectLike(args)) throw fail('executeTool', 'invalid input object: value is not an object');
-      const text = jsonText(args, 'executeTool');
-      if (text === undefined) throw fail('executeTool', 'invalid input object: it has no JSON form');
-      args = JSON.parse(text);
-      const signal = readSignal(options, 'executeTool');
-
-      // webmcp/shim.js rejected a signal aborted before the call. The call
-      // runs in a later task; an abort from now on reaches the tool after it
-      // started (as native: the abort is queued behind the call).
-      await nextTask();
-      const entry = this.#registry.tools.get(name);
-      const origin = typeof tool === 'string' ? undefined : toDOMString(tool.origin);
-      if (origin !== undefined && entry?.origin !== origin) {
-        // A tool another origin's frame exposed to this one.
-        const remote = [...(this.#registry.remote?.values() ?? [])]
-          .find((r) => r.origin === origin && !r.source.closed && r.tools.some((t) => t.name === name));
-        if (remote) return (await frames()).callRemote(remote, name, args, signal);
-      }
-      if (!entry?.listed) throw new DOMException(`No tool named "${name}" is registered`, 'UnknownError');
-      await checkInput(entry, args);
-      return entry.context[RUN](entry, args, signal);
-    })();
+    return calls().then((m) => m.executeTool(this.#callHooks(), tool, input, options, argc));
   }
 
-  /** Runs `entry` (a tool this context registered) in this context's realm. */
+  #callHooks() {
+    const registry = this.#registry;
+    return { registry, frames, fail, toDOMString, jsonText, readSignal, nextTask, RUN };
+  }
+
+  /** Runs `entry` (a tool this context registered) in this context's realm (webmcp/calls.js). */
   run(entry, args, signal) {
     const fire = (type) => this.notify(type, entry.name, true);
-    if (entry.run) return entry.run(args, signal, fire); // a form tool
-    const call = new AbortController();
-    let running;
-    try {
-      running = Promise.resolve(entry.execute.call(undefined, args, { signal: call.signal }));
-    } catch (error) {
-      running = Promise.reject(error);
-    }
-    fire('toolactivated');
-    return settleCall(running.then(resultText), signal, call, () => fire('toolcancel'));
+    if (callsModule) return callsModule.run(entry, args, signal, fire);
+    return calls().then((m) => m.run(entry, args, signal, fire));
   }
 
   /**
@@ -513,15 +381,12 @@ class Impl {
         return entry;
       },
       remove: (entry) => this.#remove(entry),
-      settle: settleCall,
+      settle: (...a) => callsModule.settleCall(...a), // loaded: a call runs
     };
   }
 }
 
-/**
- * Connects the shim `context` (of window `win`, or null for a standalone one)
- * to its registry; returns what its methods call.
- */
+/** Connects the shim `context` (of window `win`, or null) to its registry. */
 export function attach(context, win) {
   return new Impl(context, win);
 }

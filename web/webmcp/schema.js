@@ -1,17 +1,8 @@
-// The WebMCP spec's JSON Schema subset (webmachinelearning/webmcp PR #289) for
-// the shim: which schemas registerTool() accepts. The argument check that
-// executeTool() runs before a tool is webmcp/arguments.js, loaded on the first
-// call of a tool with a schema.
-//
-// Loaded with webmcp/core.js (and by the page doctor, webmcp/doctor.js).
-//
-// Registration refuses the keywords the spec names as excluded, an
-// `additionalProperties` other than `false`, and a `pattern` that is not a
-// valid regular expression. Unlike the spec's strict allowlist, other
-// keywords (`title`, `examples`, `const`, `anyOf`...) are accepted, because
-// pages that work in Chromium (which checks nothing) use them; the argument
-// check applies `const`, `anyOf`, `oneOf`, `allOf` and `not` too.
-// docs/webmcp-native.md explains the choice.
+// The WebMCP spec's JSON Schema subset (webmachinelearning/webmcp PR #289): which
+// schemas registerTool() accepts; loaded with webmcp/core.js and by webmcp/doctor.js.
+// The argument check of executeTool() is webmcp/arguments.js. Registration refuses
+// the excluded keywords, an `additionalProperties` other than `false`, and an invalid
+// `pattern`; other keywords are accepted (docs/webmcp-native.md explains the choice).
 
 /** Keywords the spec excludes from the subset (PR #289: remote/DAG, formats, content...). */
 export const EXCLUDED = [

@@ -1,23 +1,9 @@
-// A stand-in for WebMCP's `document.modelContext` in browsers that do not have it.
-//
-// It follows the WebMCP spec and its web-platform-tests where a script can, and
-// Chromium 156 elsewhere (docs/webmcp-native.md lists each choice): arguments
-// are checked (`DataError`), schemas outside the spec's subset are refused,
-// `toolactivated`/`toolcancel` reach `window` and `document.modelContext` as
-// `ToolActivatedEvent`/`ToolCancelEvent`, same-origin frames share one
-// registry, `exposedTo` works across origins between frames that run the shim,
-// and `<form toolname>` elements are tools.
-//
-// This file is what every page loads: `document.modelContext` exists at once,
-// and the implementation (webmcp/core.js with webmcp/schema.js, and
-// webmcp/forms.js and webmcp/frames.js as needed) loads the first time the
-// page uses it. Calls made before that are queued in order.
-//
+// WebMCP's `document.modelContext` for browsers without it: the part of the
+// shim every page loads, kept small (docs/webmcp-native.md describes the shim,
+// each choice, and what loads when). The implementation, webmcp/core.js, loads
+// the first time the page uses it; calls made before that are queued in order.
 // Tools registered here are visible only to scripts of this tab (this origin,
-// and frames the page exposes them to): no browser agent sees them.
-//
-// No dependencies and no build step. Works wherever EventTarget, Event,
-// DOMException and dynamic import() exist (browsers, workers, Node 20+).
+// and frames the page exposes them to). No dependencies, no build step.
 
 const BRAND = Symbol.for('pysite-agent.webmcp-shim');
 const WINDOW = Symbol.for('pysite-agent.webmcp-window');
@@ -77,12 +63,7 @@ class ModelContextShim extends EventTarget {
     return this.#load().then((impl) => impl.getTools(options));
   }
 
-  /**
-   * Runs a tool (an object from getTools(), or its name) with `input` (an
-   * object) and resolves with its result as a string. An already aborted
-   * `options.signal` rejects at once; a later abort rejects the call, then
-   * aborts the tool's own signal and fires `toolcancel`.
-   */
+  /** Runs a tool; resolves with its result as a string (webmcp/calls.js). An aborted signal rejects at once. */
   executeTool(tool, input = undefined, options = undefined) {
     const argc = arguments.length;
     let signal;
@@ -155,10 +136,8 @@ function copy(value) {
 }
 
 /**
- * Records the raw arguments of every later `registerTool` call on `mc` (native
- * or shim), before the browser converts them: the page doctor (web/webmcp/doctor.js)
- * reads them to find hints given as strings or under unknown names. The list
- * is `globalThis[Symbol.for('pysite-agent.webmcp-registrations')]`, entries
+ * Records the raw arguments of every later `registerTool` call on `mc` (native or shim) for
+ * the page doctor (web/webmcp/doctor.js), in `globalThis[REGISTRATIONS]`: entries
  * `{name, title, description, inputSchema, annotations, topLevel, ok?, error?}`.
  */
 export function recordRegistrations(mc) {
@@ -204,11 +183,8 @@ function watchForms(context) {
 }
 
 /**
- * Returns `document.modelContext`, installing a shim first only when the page
- * has none. Never replaces an existing one (the browser's own, or a shim
- * installed earlier); calling it again returns the same object. The shim
- * shares its tools with same-origin frames that install it too, and turns the
- * document's `<form toolname>` elements into tools.
+ * Returns `document.modelContext`, installing a shim first only when the page has none
+ * (never replacing the browser's own or an earlier shim; the same object each call).
  */
 export function installShim() {
   if (typeof document === 'undefined') {
