@@ -125,11 +125,6 @@ function calls() {
   return callsLoading;
 }
 
-/** Rejects with a DataError when `args` fail the tool's inputSchema. */
-async function checkInput(entry, args) {
-  return (await calls()).checkInput(entry, args);
-}
-
 function eventClass(name) {
   const existing = globalThis[name];
   if (typeof existing === 'function') return existing;
@@ -284,7 +279,7 @@ class Impl {
       windows: () => [...this.#registry.contexts].map((c) => c[WINDOW]).filter(Boolean),
       changed: () => this.#changed(),
       run: async (entry, args, signal) => {
-        await checkInput(entry, args);
+        (await calls()).checkInput(entry, args);
         return entry.context[RUN](entry, args, signal);
       },
     };

@@ -1,8 +1,7 @@
 // Declarative WebMCP tools for the shim (docs/webmcp-native.md, "Form tools"):
 // each `<form toolname tooldescription>` is a tool, registered again when its
 // tool attributes or controls change and unregistered when it goes. webmcp/shim.js
-// loads this module only when the document has such a form; what a call needs
-// (webmcp/form-run.js) loads on the first call of a form tool.
+// loads this module when the document has such a form; webmcp/form-run.js runs them.
 
 const HOOKS = Symbol.for('pysite-agent.webmcp-forms');
 const SKIPPED = new Set(['submit', 'button', 'reset', 'image', 'file', 'hidden']);
@@ -10,7 +9,7 @@ const NUMERIC = new Set(['number', 'range']);
 const agentSubmits = new WeakMap(); // SubmitEvent -> (promise) => void
 const pending = new Map(); // form -> {onSubmit(event), gone(why)} while its tool runs
 const HERE = import.meta.url;
-let running; // webmcp/form-run.js, loaded on the first call of a form tool
+let running; // webmcp/form-run.js
 
 function installSubmitEventMembers() {
   if (typeof SubmitEvent === 'undefined' || 'agentInvoked' in SubmitEvent.prototype) return;
@@ -86,7 +85,7 @@ export function formSchema(form) {
   return schema;
 }
 
-/** Calls a form tool through webmcp/form-run.js (loaded once); a form gone or reset meanwhile ends it. */
+/** Runs a form tool with webmcp/form-run.js; a form gone or reset while it loads ends the call. */
 function run(entry, args, signal, fire, hooks) {
   const { form } = entry;
   let ended = null;

@@ -63,7 +63,7 @@ class ModelContextShim extends EventTarget {
     return this.#load().then((impl) => impl.getTools(options));
   }
 
-  /** Runs a tool; resolves with its result as a string (webmcp/calls.js). An aborted signal rejects at once. */
+  /** Runs a tool (webmcp/calls.js); an already aborted signal rejects at once. */
   executeTool(tool, input = undefined, options = undefined) {
     const argc = arguments.length;
     let signal;
