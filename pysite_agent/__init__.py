@@ -50,7 +50,14 @@ from pysite_agent.core.types import (
     ToolCall,
     ToolSource,
 )
-from pysite_agent.models import chrome_built_in, custom, demo_rules, first_available, proxy
+from pysite_agent.models import (
+    chrome_built_in,
+    custom,
+    demo_rules,
+    first_available,
+    local_model,
+    proxy,
+)
 from pysite_agent.tools import (
     DeclaredTool,
     PythonToolSource,
@@ -107,6 +114,7 @@ __all__ = [
     "demo_rules",
     "first_available",
     "load_eval_set",
+    "local_model",
     "notebook_confirm",
     "proxy",
     "recorded_decisions",

@@ -1,0 +1,589 @@
+"""local_model() over a Python fake of the page's engine host (``web/local-model/engine.js``).
+
+The fake has the engine's surface (``status``, ``download``, ``load``, ``chat``, ``clear``) and
+behaves as the JS host does: a file kept or not, a download with progress that an abort
+cancels, a load, and a chat that streams text through ``onText`` and stops when its signal
+aborts. Like llama.cpp, it only writes replies the ``response_format`` schema accepts: each
+scripted reply is checked against that schema (jsonschema) before it is "generated", so a test
+fails when the schema would not let the model write what it must be able to write. The real
+engine runs in ``tests/browser/test_local_model.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import jsonschema
+import pytest
+from aio import run
+from helpers import ask
+
+import pysite_agent as sa
+from pysite_agent.core.errors import SiteAgentError
+from pysite_agent.core.signals import AbortController, AbortedError
+from pysite_agent.core.types import ModelRequest
+from pysite_agent.core.wire import tool_call_message, tool_result_message, user_message
+from pysite_agent.models.local import REPLY_FORMAT, LocalModel, local_model
+from pysite_agent.models.local_schema import (
+    DROPPED_KEYWORDS,
+    coarse_reply_schema,
+    grammar_schema,
+    reply_schema,
+)
+
+SHA = "ab" * 32
+
+
+class EngineError(Exception):
+    def __init__(self, name: str, message: str = "") -> None:
+        super().__init__(f"{name}: {message}")
+        self.name = name
+        self.message = message
+
+
+Reply = dict[str, Any] | Callable[[dict[str, Any]], Any]
+
+
+class FakeEngine:
+    """The engine host's surface, in Python (see the module docstring)."""
+
+    def __init__(self, replies: list[Reply] | None = None, *, state: str = "cached") -> None:
+        self.state = state
+        self.size = 98_000_000
+        self.replies = list(replies or [])
+        self.requests: list[dict[str, Any]] = []
+        self.loads = 0
+        self.downloads = 0
+        self.chunk = 4  # characters per streamed piece
+        self.refuse_schema = False
+        self.context_chars: int | None = None  # prompts longer than this raise ContextError
+        self.gate: asyncio.Event | None = None  # a chat waits on it between pieces
+
+    async def status(self) -> dict[str, Any]:
+        stored = self.size if self.state in ("cached", "loaded") else 0
+        return {"state": self.state, "size": self.size, "stored": stored}
+
+    async def download(self, options: dict[str, Any]) -> dict[str, Any]:
+        on_progress, signal = options["onProgress"], options["signal"]
+        self.downloads += 1
+        self.state = "downloading"
+        for step in range(1, 5):
+            await asyncio.sleep(0.01)
+            if signal.aborted:
+                self.state = "absent"
+                raise EngineError("AbortError", "aborted")
+            on_progress(step / 4)
+        self.state = "cached"
+        return await self.status()
+
+    async def load(self, options: dict[str, Any]) -> dict[str, Any]:
+        assert self.state == "cached"
+        self.loads += 1
+        self.state = "loaded"
+        return {"contextSize": 2048, "threads": 1, "webgpu": False, "loadMs": 4000}
+
+    async def chat(self, request: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        on_text, signal = options["onText"], options["signal"]
+        self.requests.append(request)
+        fmt = request["response_format"]
+        assert fmt["type"] == "json_schema"
+        schema = fmt["json_schema"]["schema"]
+        if self.refuse_schema and any(
+            branch["properties"].get("arguments") != {"type": "object"}
+            for branch in schema["anyOf"][1:]
+        ):
+            raise EngineError("SchemaError", "failed to parse grammar")
+        prompt = "".join(m["content"] for m in request["messages"])
+        if self.context_chars is not None and len(prompt) > self.context_chars:
+            raise EngineError("ContextError", "the request exceeds the available context size")
+        reply = self.replies.pop(0)
+        value = reply(request) if callable(reply) else reply
+        jsonschema.validate(value, schema)  # llama.cpp's grammar allows nothing else
+        text = json.dumps(value)
+        for i in range(0, len(text), self.chunk):
+            if self.gate is not None:
+                await self.gate.wait()
+            await asyncio.sleep(0)
+            if signal.aborted:
+                raise EngineError("AbortError", "aborted")
+            on_text(text[i : i + self.chunk])
+        return {
+            "text": text,
+            "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 3},
+        }
+
+    async def clear(self) -> dict[str, Any]:
+        self.state = "absent"
+        return await self.status()
+
+
+def tool(name: str, schema: dict[str, Any], description: str = "") -> dict[str, Any]:
+    return {"name": name, "description": description, "inputSchema": schema}
+
+
+SHOP_TOOLS = [
+    tool(
+        "add_to_cart",
+        {
+            "type": "object",
+            "properties": {"product": {"type": "string"}, "quantity": {"type": "integer"}},
+            "required": ["product", "quantity"],
+        },
+        "Add a product to the cart.",
+    ),
+    tool(
+        "search_products",
+        {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    ),
+]
+
+
+def request(text: str = "add two mugs to my cart", **more: Any) -> ModelRequest:
+    return ModelRequest(
+        instructions="You help on a shop.",
+        messages=[user_message(text)],
+        tools=SHOP_TOOLS,
+        **more,
+    )
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"type": "tool", "name": name, "arguments": arguments}
+
+
+# ---------------------------------------------------------------------------- the reply schema
+
+
+def test_reply_schema_has_an_answer_and_one_branch_per_tool() -> None:
+    schema = reply_schema(SHOP_TOOLS)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert len(schema["anyOf"]) == 3
+    ok = jsonschema.Draft202012Validator(schema)
+    assert ok.is_valid({"type": "answer", "text": "hi"})
+    assert ok.is_valid(call("add_to_cart", product="mug", quantity=2))
+    assert not ok.is_valid(call("add_to_cart", product="mug"))  # required kept
+    assert not ok.is_valid(call("add_to_cart", product="mug", quantity="2"))
+    assert not ok.is_valid(call("checkout"))  # not a listed tool
+    assert not ok.is_valid(call("add_to_cart", product="mug", quantity=2, note="x"))
+    assert not ok.is_valid({"tool": "add_to_cart", "arguments": {}})
+
+
+def test_refs_and_defs_are_inlined_and_recursion_is_cut() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {
+            "size": {"enum": ["S", "M", "L"]},
+            "node": {
+                "type": "object",
+                "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+            },
+        },
+        "properties": {"size": {"$ref": "#/$defs/size"}, "tree": {"$ref": "#/$defs/node"}},
+        "required": ["size"],
+    }
+    out = reply_schema([tool("pick", schema)])
+    text = json.dumps(out)
+    assert "$ref" not in text and "$defs" not in text
+    args = out["anyOf"][1]["properties"]["arguments"]
+    assert args["properties"]["size"] == {"enum": ["S", "M", "L"]}
+    ok = jsonschema.Draft202012Validator(out)
+    assert ok.is_valid(call("pick", size="M", tree={"children": [{"children": []}]}))
+    assert not ok.is_valid(call("pick", size="XL"))
+
+
+def test_enums_nested_objects_and_arrays_keep_their_structure() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "address": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "zip": {"type": "string"}},
+                "required": ["city"],
+            },
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "sku": {"type": "string"},
+                        "qty": {"type": "integer", "minimum": 1, "maximum": 9},
+                    },
+                    "required": ["sku", "qty"],
+                },
+                "minItems": 1,
+                "maxItems": 3,
+            },
+            "speed": {"type": "string", "enum": ["standard", "express"]},
+        },
+        "required": ["address", "items", "speed"],
+    }
+    out = reply_schema([tool("ship", schema)])
+    ok = jsonschema.Draft202012Validator(out)
+    good = call("ship", address={"city": "Lyon"}, items=[{"sku": "a", "qty": 2}], speed="express")
+    assert ok.is_valid(good)
+    assert not ok.is_valid({**good, "arguments": {**good["arguments"], "speed": "slow"}})
+    assert not ok.is_valid({**good, "arguments": {**good["arguments"], "items": []}})
+    bad_qty = [{"sku": "a", "qty": 12}]
+    assert not ok.is_valid({**good, "arguments": {**good["arguments"], "items": bad_qty}})
+    extra = {"city": "Lyon", "floor": 3}  # nested objects get additionalProperties: false
+    assert not ok.is_valid({**good, "arguments": {**good["arguments"], "address": extra}})
+
+
+def test_what_the_grammar_cannot_express_is_dropped_towards_a_looser_schema() -> None:
+    schema = {
+        "type": "object",
+        "title": "Order",
+        "description": "An order.",
+        "properties": {
+            "code": {"type": "string", "pattern": "[A-Z]{3}"},  # unanchored: dropped
+            "ref": {"type": "string", "pattern": "^[0-9]+$"},  # anchored: kept
+            "price": {"type": "number", "minimum": 0.5, "multipleOf": 0.5},
+            "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+            "when": {"type": "string", "format": "date"},
+            "mail": {"type": "string", "format": "email"},
+            "kind": {"oneOf": [{"const": "a"}, {"const": "b"}]},
+            "not_x": {"not": {"const": "x"}},
+        },
+        "patternProperties": {"^x-": {"type": "string"}},
+        "if": {"required": ["code"]},
+        "then": {"required": ["ref"]},
+        "minProperties": 1,
+    }
+    out = grammar_schema(schema)
+    text = json.dumps(out)
+    for keyword in (
+        'pattern": "[A-Z]',
+        "multipleOf",
+        "uniqueItems",
+        "oneOf",
+        '"not"',
+        "patternProperties",
+        '"if"',
+        '"then"',
+        "minProperties",
+        "email",
+        "description",
+        "title",
+    ):
+        assert keyword not in text, keyword
+    props = out["properties"]
+    assert props["ref"]["pattern"] == "^[0-9]+$"
+    assert props["when"]["format"] == "date"
+    assert props["kind"] == {"anyOf": [{"const": "a"}, {"const": "b"}]}
+    assert "minimum" not in props["price"]  # ranges are kept on integers only
+    assert out["additionalProperties"] is False
+    # Looser, never stricter: whatever the original accepts, the simplified schema accepts.
+    original = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+    simplified = jsonschema.Draft202012Validator(out)
+    sample = {
+        "code": "ABC",
+        "ref": "12",
+        "price": 1.5,
+        "tags": ["a"],
+        "when": "2026-12-01",
+        "mail": "a@b.example",
+        "kind": "a",
+        "not_x": "y",
+    }
+    assert original.is_valid(sample) and simplified.is_valid(sample)
+    assert set(DROPPED_KEYWORDS) >= {"not", "if", "then", "else", "uniqueItems", "multipleOf"}
+
+
+def test_all_of_branches_keep_open_objects() -> None:
+    schema = {
+        "allOf": [
+            {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+            {"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["b"]},
+        ]
+    }
+    out = grammar_schema(schema)
+    assert all("additionalProperties" not in part for part in out["allOf"])
+    assert jsonschema.Draft202012Validator(out).is_valid({"a": "x", "b": 1})
+
+
+def test_a_tool_with_a_broken_schema_gets_an_object_branch() -> None:
+    out = reply_schema([tool("odd", {"type": "nonsense"}), {"name": "", "inputSchema": {}}])
+    assert len(out["anyOf"]) == 2
+    assert out["anyOf"][1]["properties"]["arguments"] == {"type": "object"}
+    coarse = coarse_reply_schema(SHOP_TOOLS)
+    assert [b["properties"]["arguments"] for b in coarse["anyOf"][1:]] == [{"type": "object"}] * 2
+
+
+# ---------------------------------------------------------------------------- one step
+
+
+def test_a_step_loads_once_sends_the_schema_and_parses_the_tool_call() -> None:
+    engine = FakeEngine(
+        [call("add_to_cart", product="mug", quantity=2), call("search_products", query="mug")]
+    )
+    model = local_model("/models/m.gguf", sha256=SHA, engine=engine)
+    assert run(model.availability()) == "available"
+    reply = run(model.respond(request()))
+    assert reply == call("add_to_cart", product="mug", quantity=2)
+    run(model.respond(request("find a mug")))
+    assert engine.loads == 1
+    sent = engine.requests[0]
+    assert sent["messages"][0] == {"role": "system", "content": "You help on a shop."}
+    prompt = sent["messages"][1]["content"]
+    assert sent["messages"][1]["role"] == "user"
+    assert "add_to_cart(product: string, quantity: integer)" in prompt
+    assert "Visitor: add two mugs to my cart" in prompt
+    assert prompt.endswith(REPLY_FORMAT)
+    assert sent["response_format"]["json_schema"]["schema"] == reply_schema(SHOP_TOOLS)
+    assert sent["temperature"] == 0.0 and sent["max_tokens"] == 256
+    assert model.last_usage["promptTokens"] > 0 and model.last_usage["completionTokens"] > 0
+    assert model.engine_info["loadMs"] == 4000
+
+
+def test_answers_stream_and_tool_call_json_never_does() -> None:
+    engine = FakeEngine(
+        [{"type": "answer", "text": 'Mugs cost "8" EUR.'}, call("search_products", query="mug")]
+    )
+    model = local_model("/m.gguf", engine=engine)
+    pieces: list[str] = []
+    reply = run(model.respond(request("price?", on_text=pieces.append)))
+    assert reply == {"type": "answer", "text": 'Mugs cost "8" EUR.'}
+    assert len(pieces) > 2 and "".join(pieces) == 'Mugs cost "8" EUR.'
+    pieces.clear()
+    run(model.respond(request("find", on_text=pieces.append)))
+    assert pieces == []
+
+
+def test_stop_aborts_generation_at_once() -> None:
+    engine = FakeEngine([{"type": "answer", "text": "x" * 400}])
+    engine.gate = asyncio.Event()
+    model = local_model("/m.gguf", engine=engine)
+    controller = AbortController()
+    pieces: list[str] = []
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(
+            model.respond(request(signal=controller.signal, on_text=pieces.append))
+        )
+        engine.gate.set()
+        for _ in range(30):
+            await asyncio.sleep(0)
+        controller.abort("stop")
+        with pytest.raises(AbortedError):
+            await task
+
+    run(scenario())
+    assert 0 < len("".join(pieces)) < 400
+
+
+def test_not_downloaded_means_download_required_and_prepare_downloads_with_progress() -> None:
+    engine = FakeEngine([call("search_products", query="mug")], state="absent")
+    model = local_model("/m.gguf", sha256=SHA, engine=engine)
+    assert run(model.availability()) == "downloadable"
+    assert model.download_bytes == 98_000_000 and model.stored_bytes == 0
+    with pytest.raises(SiteAgentError) as info:
+        run(model.respond(request()))
+    assert info.value.code == "model-download-required"
+    assert engine.requests == []
+    seen: list[float] = []
+    run(model.prepare(seen.append))
+    assert seen == [0.25, 0.5, 0.75, 1.0]
+    assert run(model.availability()) == "available"
+    assert model.stored_bytes == 98_000_000
+    assert run(model.respond(request())) == call("search_products", query="mug")
+    run(model.prepare(seen.append))  # already kept: nothing downloads
+    assert engine.downloads == 1 and seen[-1] == 1.0
+
+
+def test_a_cancelled_download_keeps_nothing() -> None:
+    engine = FakeEngine(state="absent")
+    model = local_model("/m.gguf", engine=engine)
+    controller = AbortController()
+
+    def progress(fraction: float) -> None:
+        if fraction >= 0.5:
+            controller.abort("cancel")
+
+    with pytest.raises(AbortedError):
+        run(model.prepare(progress, controller.signal))
+    assert run(model.availability()) == "downloadable"
+
+
+def test_stale_and_damaged_copies_are_offered_again_and_clear_removes_the_copy() -> None:
+    for state in ("stale", "damaged"):
+        engine = FakeEngine(state=state)
+        assert run(local_model("/m.gguf", engine=engine).availability()) == "downloadable"
+    engine = FakeEngine()
+    model = local_model("/m.gguf", engine=engine)
+    assert run(model.availability()) == "available"
+    status = run(model.clear())
+    assert status["state"] == "absent" and model.stored_bytes == 0
+    assert run(model.availability()) == "downloadable"
+
+
+def test_no_engine_is_unavailable_with_a_reason() -> None:
+    model = local_model("/m.gguf")
+    assert run(model.availability()) == "unavailable"
+    with pytest.raises(SiteAgentError) as info:
+        run(model.respond(request()))
+    assert info.value.code == "model-unavailable"
+
+    def broken(_options: Any) -> Any:
+        raise EngineError("NotSupportedError", "no WebAssembly")
+
+    assert run(local_model("/m.gguf", engine_factory=broken).availability()) == "unavailable"
+    engine = FakeEngine(state="unsupported")
+    assert run(local_model("/m.gguf", engine=engine).availability()) == "unavailable"
+
+
+def test_the_factory_receives_the_options_once() -> None:
+    made: list[Any] = []
+
+    def factory(options: Any) -> FakeEngine:
+        made.append(options)
+        return FakeEngine()
+
+    model = local_model("/m.gguf", sha256=SHA.upper(), size=123, engine_factory=factory)
+    run(model.availability())
+    run(model.availability())
+    assert made == [{"url": "/m.gguf", "sha256": SHA, "size": 123, "contextTokens": 2048}]
+
+
+def test_a_schema_llama_cpp_refuses_is_asked_again_with_object_arguments() -> None:
+    engine = FakeEngine([call("add_to_cart", product="mug", quantity=2)])
+    engine.refuse_schema = True
+    model = local_model("/m.gguf", engine=engine)
+    assert run(model.respond(request())) == call("add_to_cart", product="mug", quantity=2)
+    assert "argument schemas simplified to objects for the grammar" in model.last_cut
+
+
+def test_a_prompt_over_the_context_is_cut_and_asked_again() -> None:
+    engine = FakeEngine([call("search_products", query="mug")])
+    engine.context_chars = 1400
+    model = local_model("/m.gguf", engine=engine)
+    history = []
+    for i in range(6):
+        history += [
+            user_message(f"question {i} " + "x" * 300),
+            {"role": "assistant", "content": "ok " * 60},
+        ]
+    history.append(user_message("find a mug"))
+    trims: list[Any] = []
+    req = ModelRequest("You help.", history, SHOP_TOOLS, on_trim=trims.append)
+    assert run(model.respond(req)) == call("search_products", query="mug")
+    first, second = (r["messages"][1]["content"] for r in engine.requests)
+    assert len(second) <= 1400 < len(first)
+    assert "Visitor: find a mug" in second
+    assert trims and trims[0].reason == "prompt-chars"
+
+
+def test_the_history_budget_follows_the_context_window() -> None:
+    small = LocalModel("/m.gguf", context_tokens=512, max_reply_tokens=128)
+    big = LocalModel("/m.gguf", context_tokens=8192)
+    assert small._budget("") == 1152  # (512 - 128) tokens x 3 characters
+    assert big._budget("") == 3000  # max_prompt_chars caps it
+
+
+def test_engine_errors_become_the_projects_errors() -> None:
+    for name, code in (
+        ("NetworkError", "model-error"),
+        ("IntegrityError", "model-error"),
+        ("QuotaExceededError", "model-error"),
+        ("Mystery", "model-error"),
+    ):
+
+        async def fail(*_a: Any, name: str = name) -> Any:
+            raise EngineError(name, "boom")
+
+        engine = FakeEngine(state="absent")
+        engine.download = fail  # type: ignore[method-assign]
+        with pytest.raises(SiteAgentError) as info:
+            run(local_model("/m.gguf", engine=engine).prepare())
+        assert info.value.code == code
+        assert "boom" in info.value.message
+
+
+def test_a_reply_that_is_not_json_is_a_bad_reply() -> None:
+    engine = FakeEngine()
+
+    async def chat(_request: Any, _options: Any) -> Any:
+        return {"text": '{"type": "tool", "name": "add_to', "usage": None}
+
+    engine.chat = chat  # type: ignore[method-assign]
+    with pytest.raises(SiteAgentError) as info:
+        run(local_model("/m.gguf", engine=engine).respond(request()))
+    assert info.value.code == "bad-reply"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"url": ""}, "url"),
+        ({"sha256": "abc"}, "sha256"),
+        ({"size": 0}, "size"),
+        ({"max_prompt_chars": 10}, "max_prompt_chars"),
+        ({"context_tokens": 512, "max_reply_tokens": 600}, "max_reply_tokens"),
+        ({"max_history": 0}, "max_history"),
+    ],
+)
+def test_bad_settings_are_refused(kwargs: dict[str, Any], match: str) -> None:
+    url = kwargs.pop("url", "/m.gguf")
+    with pytest.raises(ValueError, match=match):
+        local_model(url, **kwargs)
+
+
+# ---------------------------------------------------------------------------- with the agent
+
+
+def test_the_gateway_still_asks_and_refuses_what_the_simplified_schema_let_through() -> None:
+    cart: dict[str, int] = {}
+
+    def add(args: dict[str, Any]) -> str:
+        cart[args["product"]] = cart.get(args["product"], 0) + args["quantity"]
+        return "added"
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "product": {"type": "string", "pattern": "[a-z]+"},  # unanchored: not in the grammar
+            "quantity": {"type": "integer", "minimum": 1},
+        },
+        "required": ["product", "quantity"],
+    }
+    tools = [sa.Tool("add_to_cart", "Add a product.", add, schema, {"readOnlyHint": False})]
+    engine = FakeEngine(
+        [
+            call("add_to_cart", product="123", quantity=2),  # the grammar allows it; the tool not
+            call("add_to_cart", product="mug", quantity=2),
+            {"type": "answer", "text": "Added two mugs."},
+        ]
+    )
+    asked: list[Any] = []
+
+    async def confirm(req: Any) -> bool:
+        asked.append(req.tool.name)
+        return True
+
+    model = local_model("/m.gguf", engine=engine)
+    agent = sa.create_site_agent(model=model, tools=tools, confirm=confirm)
+    events, result = run(ask(agent, "add two mugs to my cart"))
+    assert result.status == "answered"
+    assert cart == {"mug": 2}
+    assert asked == ["add_to_cart"]  # once: the invalid call never reached the card
+    refused = next(e.to_json() for e in events if e.type == "tool-result")
+    assert refused["isError"] is True
+    sent = engine.requests[0]["response_format"]["json_schema"]["schema"]["anyOf"][1]
+    quantity = sent["properties"]["arguments"]["properties"]["quantity"]
+    assert quantity["minimum"] == 1  # integer ranges reach the grammar
+
+
+def test_the_second_step_shows_the_call_and_its_result() -> None:
+    engine = FakeEngine([call("search_products", query="mug")])
+    model = local_model("/m.gguf", engine=engine)
+    messages = [
+        user_message("find a mug"),
+        tool_call_message("c1", "search_products", {"query": "mug"}),
+        tool_result_message("c1", "search_products", "Found: Stoneware mug (id mug)"),
+    ]
+    run(model.respond(ModelRequest("", messages, SHOP_TOOLS)))
+    sent = engine.requests[0]["messages"]
+    assert [m["role"] for m in sent] == ["user"]  # no empty system message
+    assert "Result of search_products: Found: Stoneware mug" in sent[0]["content"]
