@@ -179,8 +179,22 @@ document.getElementById('webmcp-mode').textContent = native
 document.getElementById('feedback-mode').textContent = 'The assistant can fill this form; you still click Send.';
 document.documentElement.dataset.webmcp = native ? 'native' : 'shim';
 
+// The model `python -m pysite_agent demo --with-local-model` bundles (models/models.json says
+// the same; the bundle pins it).
+const LOCAL_MODEL = {
+  url: 'models/SmolLM2-135M-Instruct.Q4_1.gguf',
+  sha256: 'b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53',
+};
+
 function applySettings() {
   const choice = document.querySelector('input[name=model]:checked').value;
+  if (choice.includes('local')) {
+    agent.setAttribute('local-model-url', LOCAL_MODEL.url);
+    agent.setAttribute('local-model-sha256', LOCAL_MODEL.sha256);
+  } else {
+    agent.removeAttribute('local-model-url');
+    agent.removeAttribute('local-model-sha256');
+  }
   const url = document.getElementById('proxy-url').value.trim();
   if (choice.includes('proxy') && url) agent.setAttribute('proxy-url', url);
   else agent.removeAttribute('proxy-url');

@@ -475,6 +475,23 @@ def test_a_prompt_over_the_context_is_cut_and_asked_again() -> None:
     assert trims and trims[0].reason == "prompt-chars"
 
 
+def test_the_built_in_rules_are_sent_short_and_the_sites_instructions_whole() -> None:
+    from pysite_agent.core.instructions import build_instructions
+    from pysite_agent.models.local import RULES
+
+    engine = FakeEngine([call("search_products", query="mug")])
+    full = build_instructions("You help visitors of Mugshot Supply Co.")
+    run(
+        local_model("/m.gguf", engine=engine).respond(
+            ModelRequest(full, [user_message("x")], SHOP_TOOLS)
+        )
+    )
+    system = engine.requests[0]["messages"][0]["content"]
+    assert system.startswith(RULES)
+    assert system.endswith("Instructions from this site:\nYou help visitors of Mugshot Supply Co.")
+    assert len(system) < len(full) / 2
+
+
 def test_the_history_budget_follows_the_context_window() -> None:
     small = LocalModel("/m.gguf", context_tokens=512, max_reply_tokens=128)
     big = LocalModel("/m.gguf", context_tokens=8192)

@@ -5,6 +5,9 @@ Pure Python (no ``js``), so it is tested on CPython too. The element sends one J
 
     {"models": "chrome proxy" | ["demo"] | null,   # attribute ``models``
      "proxyUrl": "/api/agent" | null,              # attribute ``proxy-url``
+     "localModelUrl": "/models/m.gguf" | null,     # attribute ``local-model-url``
+     "localModelSha256": "b179…" | null,           # attribute ``local-model-sha256``
+     "localModelSize": 98362432 | null,            # option only, bytes
      "baseUrl": "https://shop.example/" | null,    # the page's base URL (document.baseURI)
      "preApproved": "a, b c" | ["a", "b"] | null,  # attribute ``pre-approved``
      "maxSteps": "6" | 6 | null,                   # attribute ``max-steps``
@@ -24,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-MODEL_TOKENS = ("chrome", "proxy", "demo")
+MODEL_TOKENS = ("chrome", "local", "proxy", "demo")
 """The names the ``models`` attribute accepts, in any order (that order is the fallback order)."""
 
 DEFAULT_MAX_STEPS = 6
@@ -52,6 +55,9 @@ class ElementConfig:
         max_result_chars: tool results are cut to this many characters.
         debugging_tools: also offer tools annotated ``debugging: true`` (WebMCP, Chrome 156),
             which are hidden from the visitor's agent unless the site opts in.
+        local_model_url: the GGUF file of the ``local`` model, resolved against the page.
+        local_model_sha256: its sha256 (64 hex digits, lower case), or ``None``.
+        local_model_size: its size in bytes, or ``None``.
     """
 
     models: tuple[str, ...]
@@ -62,6 +68,9 @@ class ElementConfig:
     tool_timeout_ms: int
     max_result_chars: int
     debugging_tools: bool = False
+    local_model_url: str | None = None
+    local_model_sha256: str | None = None
+    local_model_size: int | None = None
 
 
 def _blank(value: Any) -> bool:
@@ -98,7 +107,7 @@ def _shown(value: str) -> str:
     return repr(value if len(value) <= 80 else value[:80] + "…")
 
 
-def check_proxy_url(value: Any, base_url: Any = None) -> str | None:
+def check_proxy_url(value: Any, base_url: Any = None, what: str = "proxy-url") -> str | None:
     """``proxy-url`` checked: ``None`` when blank, else the URL the element may ``fetch``.
 
     Read as browsers read URLs (WHATWG URL Standard): C0 controls and spaces at either end
@@ -116,7 +125,7 @@ def check_proxy_url(value: Any, base_url: Any = None) -> str | None:
     if _blank(value):
         return None
     if not isinstance(value, str):
-        raise ConfigError(f"proxy-url must be a URL string, got {value!r}")
+        raise ConfigError(f"{what} must be a URL string, got {value!r}")
     url = value.strip(_EDGES).translate(_TAB_NEWLINE)
     if not url:
         return None
@@ -125,20 +134,20 @@ def check_proxy_url(value: Any, base_url: Any = None) -> str | None:
         name = scheme.group(1).lower()
         if name not in WEB_SCHEMES:
             raise ConfigError(
-                f"proxy-url must be an http(s) URL or a relative URL such as /api/agent; "
+                f"{what} must be an http(s) URL or a relative URL such as /api/agent; "
                 f"{name}: URLs are not allowed (got {_shown(value)})"
             )
         rest = url[scheme.end() :].replace("\\", "/")
         host = rest[2:].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
         if not rest.startswith("//") or not host:
-            raise ConfigError(f"proxy-url {_shown(value)} has no host; write {name}://host/path")
+            raise ConfigError(f"{what} {_shown(value)} has no host; write {name}://host/path")
         return url
     if isinstance(base_url, str) and base_url:
         page = _SCHEME.match(base_url.strip(_EDGES))
         page_scheme = page.group(1).lower() if page else ""
         if page_scheme not in WEB_SCHEMES:
             raise ConfigError(
-                f"proxy-url {_shown(value)} is relative, and this page's address is not "
+                f"{what} {_shown(value)} is relative, and this page's address is not "
                 f"http(s) ({page_scheme or 'no scheme'}:); serve the page over http(s) or give "
                 "an absolute http(s) URL"
             )
@@ -185,6 +194,7 @@ def parse_config(raw: Mapping[str, Any]) -> ElementConfig:
         )
     if "proxy" in tokens and proxy_url is None:
         raise ConfigError('models includes "proxy" but proxy-url is not set')
+    local_url, local_sha, local_size = _local_model(raw, "local" in tokens)
 
     instructions = raw.get("instructions")
     if _blank(instructions):
@@ -205,7 +215,47 @@ def parse_config(raw: Mapping[str, Any]) -> ElementConfig:
             raw.get("maxResultChars"), "maxResultChars", DEFAULT_MAX_RESULT_CHARS, 1, None
         ),
         debugging_tools=_flag(raw.get("debuggingTools"), "debugging-tools"),
+        local_model_url=local_url,
+        local_model_sha256=local_sha,
+        local_model_size=local_size,
     )
+
+
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def _local_model(raw: Mapping[str, Any], used: bool) -> tuple[str | None, str | None, int | None]:
+    """``local-model-url`` (resolved against ``baseUrl`` when relative), ``local-model-sha256``
+    and ``localModelSize``, checked; all ``None`` when ``local`` is not in ``models``."""
+    if not used:
+        return None, None, None
+    value = raw.get("localModelUrl")
+    if _blank(value):
+        raise ConfigError(
+            'models includes "local" but local-model-url is not set (the GGUF file the site '
+            "hosts, e.g. /models/SmolLM2-135M-Instruct.Q4_1.gguf)"
+        )
+    if not isinstance(value, str):
+        raise ConfigError(f"local-model-url must be a URL string, got {value!r}")
+    url = check_proxy_url(value, raw.get("baseUrl"), "local-model-url")
+    if url is None:  # pragma: no cover - not blank, checked above
+        raise ConfigError("local-model-url is empty")
+    base = raw.get("baseUrl")
+    if isinstance(base, str) and base and not _SCHEME.match(url):
+        from urllib.parse import urljoin
+
+        url = urljoin(base, url)
+    sha = raw.get("localModelSha256")
+    if _blank(sha):
+        sha = None
+    elif not isinstance(sha, str) or not _SHA256.fullmatch(sha.strip()):
+        raise ConfigError(f"local-model-sha256 must be 64 hexadecimal digits, got {sha!r}")
+    else:
+        sha = sha.strip().lower()
+    size = raw.get("localModelSize")
+    if size is not None:
+        size = _integer(size, "localModelSize", 0, 1, None)
+    return url, sha, size
 
 
 def _flag(value: Any, what: str) -> bool:

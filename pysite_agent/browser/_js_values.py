@@ -110,6 +110,7 @@ def build_model(
     language_model: Any = None,
     document: Any = None,
     tool_types: Any = None,
+    local_engine: Any = None,
 ) -> ModelAdapter:
     """The model chain: ``options.model`` if given, else the ``models`` tokens in order.
 
@@ -117,7 +118,9 @@ def build_model(
     use, default the page's global; ``document``: whose ``visibilitychange`` ends its sessions,
     default the page's own; ``tool_types``: an object with the Prompt API's three tool-use
     classes, default the page's globals), ``proxy`` posts protocol v1 to ``proxy_url``,
-    ``demo`` is demo rules (not AI). More than one token: :func:`first_available`.
+    ``local`` is the GGUF model the site hosts, run in the page (``local_engine``: the
+    bridge's ``localEngine(options)`` factory of ``web/local-model/engine.js``), ``demo`` is
+    demo rules (not AI). More than one token: :func:`first_available`.
     """
     if js_model is not None:
         return JsModel(js_model)
@@ -131,6 +134,18 @@ def build_model(
                 types = {name: ffi.field(tool_types, name) for name in TOOL_TYPE_NAMES}
             models.append(
                 chrome_built_in(language_model=language_model, document=document, tool_types=types)
+            )
+        elif token == "local":
+            from pysite_agent.models.local import local_model
+
+            assert config.local_model_url is not None  # parse_config checked it
+            models.append(
+                local_model(
+                    config.local_model_url,
+                    sha256=config.local_model_sha256,
+                    size=config.local_model_size,
+                    engine_factory=local_engine,
+                )
             )
         elif token == "proxy":
             from pysite_agent.models.proxy import proxy

@@ -12,6 +12,7 @@ resolves to a JSON **string**, never a proxy)::
     replay(trace_json, js_values)     -> envelope(ReplayResult JSON)
     evaluate(cases_json, js_values)   -> envelope(EvalReport JSON)   # tool-choice eval
     prepare(on_progress)              -> envelope(status)   # e.g. download Chrome's model
+    forget_model()                    -> envelope(status)   # remove the site's kept model
     tools()                           -> envelope([tool JSON, ...])
     restore(record_json, run_id)      -> envelope({restored, resumed, ended})  # next page
     state()                           -> the conversation and run state, JSON text
@@ -26,7 +27,9 @@ the background against the old conversation (its ``run()`` still resolves, ``abo
 
 ``status`` is ``{"model": str, "active": str | null, "availability": "available" |
 "downloadable" | "downloading" | "unavailable", "models": [{"name", "availability",
-"canPrepare"}]}``; ``active`` names the model that would answer now.
+"canPrepare", "size"?, "stored"?, "usage"?}]}``; ``active`` names the model that would answer
+now; ``size``/``stored`` (bytes) are the site's model's download size and what it keeps here,
+``usage`` its latest step's ``{promptTokens, completionTokens, promptChars, seconds}``.
 
 Python -> JS (the ``bridge`` object the element passes to :func:`create_controller`)::
 
@@ -42,6 +45,8 @@ Python -> JS (the ``bridge`` object the element passes to :func:`create_controll
                                             # visibilitychange stand for the page's
     bridge.toolTypes                        # optional: the Prompt API's tool-use classes
                                             # (LanguageModelToolCall, ...) to construct
+    bridge.localEngine(options)             # optional: the site's model's engine host
+                                            # (web/local-model/engine.js), made on first use
 
 In a Web Worker (``web/runtime/worker.js``) the bridge's ``modelContext``, ``languageModel``,
 ``document`` and ``toolTypes`` are stand-ins that ask or follow the page over the worker channel
@@ -190,6 +195,7 @@ class ElementController:
                     ffi.field(self._bridge, "languageModel"),
                     ffi.field(self._bridge, "document"),
                     ffi.field(self._bridge, "toolTypes"),
+                    ffi.field(self._bridge, "localEngine"),
                 )
                 confirm_fn = ffi.field(js_values, "confirm")
                 if confirm_fn is not None and not callable(confirm_fn):
@@ -230,9 +236,15 @@ class ElementController:
         entries = []
         for part in parts:
             state = await availability_of(part)
-            entries.append(
-                {"name": part.name, "availability": state, "canPrepare": can_prepare(part)}
-            )
+            entry = {"name": part.name, "availability": state, "canPrepare": can_prepare(part)}
+            for key, member in (("size", "download_bytes"), ("stored", "stored_bytes")):
+                value = optional_member(part, member)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    entry[key] = value  # the site's model: bytes to download / kept here
+            usage = optional_member(part, "last_usage")
+            if isinstance(usage, dict) and usage:
+                entry["usage"] = dict(usage)  # the latest step's token counts and seconds
+            entries.append(entry)
         states = [e["availability"] for e in entries]
         overall = next((s for s in AVAILABILITY_ORDER if s in states), "unavailable")
         active = next((e["name"] for e in entries if e["availability"] == "available"), None)
@@ -446,6 +458,8 @@ class ElementController:
         with ``cause`` (``"stopped"``, ``"reset"``, ``"removed"``, ...). A :meth:`run` called
         before this but not started yet does not start."""
         self._stops += 1
+        if self._prepare is not None:  # the panel's Cancel: a download stops, nothing is kept
+            self._prepare.abort(cause)
         if self._run is not None:
             self._run.abort(cause)
         if self._replay is not None:
@@ -505,11 +519,28 @@ class ElementController:
             await ffi.maybe_await(prepare(progress, controller.signal))
         except SiteAgentError as exc:
             return fail(exc.code, exc.message)
+        except AbortedError:
+            return fail("aborted", "The download was cancelled; nothing was kept.")
         except Exception as exc:  # noqa: BLE001 - shown to the visitor, never raised into JS
             name = getattr(exc, "name", None) or type(exc).__name__
             return fail("model-error", f"{name}: {exc}")
         finally:
             self._prepare = None
+        return await self.status()
+
+    async def forget_model(self) -> str:
+        """Remove the site's model kept on this device (``local``: the panel's Remove button);
+        ``envelope(status)``. Models without a kept copy are left alone."""
+        agent = self._agent
+        if agent is None:
+            return fail("config", self._config_error)
+        for part in model_parts(agent.model):
+            clear = optional_member(part, "clear")
+            if callable(clear):
+                try:
+                    await ffi.maybe_await(clear())
+                except Exception as exc:  # noqa: BLE001 - shown to the visitor, never raised
+                    return fail("model-error", f"The model could not be removed: {exc}")
         return await self.status()
 
     def close(self) -> None:

@@ -146,6 +146,7 @@ def build_bundle(
     cache_dir: str | os.PathLike[str] | None = None,
     include_test_wheels: bool = False,
     extra_wheels: Sequence[_pins.Wheel] = (),
+    include_local_model: bool = False,
     progress: Callable[[str], object] = print,
 ) -> BundleReport:
     """Write a folder a site can host as-is, with no request to any third party.
@@ -163,6 +164,8 @@ def build_bundle(
     a previous bundle is refused. ``include_test_wheels`` adds pytest, hypothesis and their
     dependencies, for running tests inside Pyodide; ``extra_wheels`` adds more pinned wheels
     (e.g. :data:`~pysite_agent.bundle._pins.JUPYTERLITE_WHEELS`; one listed twice is copied once).
+    ``include_local_model`` adds the in-page model engine (``wllama/``) and SmolLM2-135M
+    (``models/``, about 98 MB; see :mod:`pysite_agent.bundle._local_model`).
     """
     started = time.monotonic()
     out = Path(out_dir).resolve()
@@ -230,6 +233,15 @@ def build_bundle(
         if web.is_dir():
             _copy_tree(web, tmp / "web")
 
+        # 5b. The in-page model, when asked for.
+        local_model: dict[str, Any] | None = None
+        if include_local_model:
+            from pysite_agent.bundle import _local_model
+
+            downloaded.extend(_local_model.add_engine(tmp, cache, progress))
+            fetched_model, local_model = _local_model.add_model(tmp, cache, progress)
+            downloaded.extend(fetched_model)
+
         # 6. The manifest.
         files = _list_files(tmp)
         packages = {key: entry["version"] for key, entry in lock["packages"].items()}
@@ -245,6 +257,7 @@ def build_bundle(
                 },
                 "packages": packages,
                 "test_wheels": include_test_wheels,
+                **({"local_model": local_model} if local_model is not None else {}),
                 "files": {f.path: {"sha256": f.sha256, "size": f.size} for f in files},
             },
         )

