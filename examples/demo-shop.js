@@ -184,11 +184,17 @@ document.documentElement.dataset.webmcp = native ? 'native' : 'shim';
 const LOCAL_MODEL = {
   url: 'models/SmolLM2-135M-Instruct.Q4_1.gguf',
   sha256: 'b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53',
+  // A 135M model copies names it sees: it is told what the shop sells, in few tokens.
+  instructions: 'You help visitors of a shop. Products: mug, red mug, tote bag, t-shirt.',
 };
+const INSTRUCTIONS = agent.getAttribute('instructions');
 
 function applySettings() {
   const choice = document.querySelector('input[name=model]:checked').value;
-  if (choice.includes('local')) {
+  const local = choice.includes('local');
+  const instructions = local ? LOCAL_MODEL.instructions : INSTRUCTIONS;
+  if (agent.getAttribute('instructions') !== instructions) agent.setAttribute('instructions', instructions);
+  if (local) {
     agent.setAttribute('local-model-url', LOCAL_MODEL.url);
     agent.setAttribute('local-model-sha256', LOCAL_MODEL.sha256);
   } else {

