@@ -55,8 +55,8 @@ window), ``IntegrityError`` (the file's size or sha256 is not the expected one),
    ``request.signal`` aborts generation at once (the engine's ``signal``).
 
 ``last_usage`` holds the latest step's ``{promptTokens, completionTokens, promptChars,
-seconds}`` (and, from llama.cpp, ``cachedTokens``, ``promptPerSecond``,
-``generatedPerSecond``); ``last_cut`` what its prompt left out.
+seconds}`` (and, from the engine, ``firstTokenMs``, and from llama.cpp ``cachedTokens``,
+``promptPerSecond``, ``generatedPerSecond``); ``last_cut`` what its prompt left out.
 """
 
 from __future__ import annotations
@@ -454,6 +454,9 @@ class LocalModel:
                 "completionTokens": completion,
                 "promptChars": prompt_chars,
             }
+            first = result.get("firstTokenMs")
+            if isinstance(first, int | float) and not isinstance(first, bool):
+                self.last_usage["firstTokenMs"] = first
             timings = result.get("timings")
             if isinstance(timings, Mapping):  # llama.cpp's own measurements of the step
                 for key, name in (

@@ -320,11 +320,14 @@ class LocalEngine {
     let text = '';
     let usage = null;
     let timings = null;
+    let firstTokenMs = null;
+    const started = performance.now();
     try {
       const stream = await this.#wllama.createChatCompletion({ ...request, stream: true, abortSignal: signal });
       for await (const chunk of stream) {
         const piece = chunk?.choices?.[0]?.delta?.content;
         if (piece) {
+          firstTokenMs ??= Math.round(performance.now() - started);
           text += piece;
           onText?.(piece);
         }
@@ -342,7 +345,7 @@ class LocalEngine {
       throw error;
     }
     if (!usage && timings) usage = { prompt_tokens: timings.prompt_n, completion_tokens: timings.predicted_n };
-    return { text, usage, timings };
+    return { text, usage, timings, firstTokenMs };
   }
 
   async clear() {
