@@ -36,8 +36,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pysite_agent._demo import DemoServer  # noqa: E402
 from pysite_agent.bundle import build_bundle  # noqa: E402
+from pysite_agent.cli.demo import DemoServer  # noqa: E402
 from pysite_agent.core.instructions import build_instructions  # noqa: E402
 from pysite_agent.core.wire import user_message  # noqa: E402
 from pysite_agent.models.chrome import build_prompt  # noqa: E402

@@ -4,10 +4,12 @@
 // with a button that removes it. Both call the Python controller
 // (pysite_agent/browser/element.py: prepare, abort, forget_model) through `ui.call`.
 //
-// `ui` is {t(key, values), call(name, ...args), status(text), render(status?)}: the element's
-// strings, its controller calls, its status line and a redraw of its setup area.
+// `ui` is {t(key, values, fallback), call(name, ...args), status(text), render(status?)}: the
+// element's strings (a site's `strings` replace these too), its controller calls, its status
+// line and a redraw of its setup area. The element imports this file only when a model must be
+// downloaded or is kept here, so nothing of it loads before the first interaction.
 
-/** The element's strings for these boxes (merged into its defaults; replaceable likewise). */
+/** The strings of these boxes, when the element's `strings` do not replace them. */
 export const DOWNLOAD_STRINGS = {
   downloadLocal: 'Download the assistant ({size})',
   downloadLocalHelp: 'The assistant runs on this device: nothing you type leaves it. It downloads once ({size}) and this browser keeps it for this site. Nothing downloads until you click.',
@@ -36,8 +38,11 @@ export function formatBytes(bytes) {
   return `${Math.max(1, Math.round(bytes / 1e6))} MB`;
 }
 
+const texts = (ui) => (key, values) => ui.t(key, values, DOWNLOAD_STRINGS[key]);
+
 /** The download box for a status entry `{availability, canPrepare, size?}`. */
-export function downloadBox(entry, ui) {
+export function downloadBox(entry, parent) {
+  const ui = { ...parent, t: texts(parent) };
   const bar = h('progress', { max: '1', hidden: true });
   // The site's own model states its size; Chrome's on-device model does not.
   const local = Number.isFinite(entry.size) && entry.size > 0;
@@ -84,7 +89,8 @@ export function downloadBox(entry, ui) {
 }
 
 /** The storage a kept model takes (`entry.stored`, bytes), and a way to remove it. */
-export function storedBox(entry, ui) {
+export function storedBox(entry, parent) {
+  const ui = { ...parent, t: texts(parent) };
   const button = h('button', { type: 'button', class: 'remove-model', text: ui.t('removeModel') });
   const line = h('p', { class: 'note stored', text: ui.t('stored', { size: formatBytes(entry.stored) }) });
   button.addEventListener('click', async () => {

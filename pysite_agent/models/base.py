@@ -45,11 +45,18 @@ OPTIONAL_MEMBERS = (
     "can_prepare",
     "last_model_name",
     "models",
+    "clear",
+    "download_bytes",
+    "stored_bytes",
+    "last_usage",
 )
 """A model's optional members: ``availability()`` and ``prepare(on_progress, signal)`` (sync or
 async), ``reset()`` (a new conversation), ``can_prepare`` (a bool, when ``prepare`` exists but
-cannot always run), ``last_model_name`` (a chain: the model that answered the latest step) and
-``models`` (a chain: its models, in order)."""
+cannot always run), ``last_model_name`` (a chain: the model that answered the latest step),
+``models`` (a chain: its models, in order), and for a model the site hosts (``local``):
+``clear()`` (remove the copy kept on this device), ``download_bytes`` and ``stored_bytes``
+(its size, and what the kept copy takes, in bytes) and ``last_usage`` (the latest step's token
+counts, a dict)."""
 
 _MISSING: Any = object()
 

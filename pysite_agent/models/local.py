@@ -75,7 +75,8 @@ from pysite_agent.core.instructions import BUILT_IN_INSTRUCTIONS
 from pysite_agent.core.signals import AbortedError, AbortSignal
 from pysite_agent.core.types import Availability, ModelRequest
 from pysite_agent.core.wire import parse_reply
-from pysite_agent.models.chrome import MIN_PROMPT_CHARS, REPLY_FORMAT, AnswerStream, build_prompt
+from pysite_agent.models.chrome.prompt import REPLY_FORMAT, build_prompt
+from pysite_agent.models.chrome.stream import AnswerStream
 from pysite_agent.models.local_schema import coarse_reply_schema, reply_schema
 
 __all__ = ["REPLY_FORMAT", "LocalModel", "local_model"]
@@ -90,6 +91,10 @@ RULES = (
 same in about four times the tokens, and on a CPU every prompt token costs time (the first
 step's whole prompt is processed; later steps reuse its start). The rules themselves are the
 gateway's, whatever the prompt says (README, "The safety rules")."""
+
+MIN_PROMPT_CHARS = 1000
+"""``max_prompt_chars`` must be at least this (room for the tools and the reply format), as for
+Chrome's model."""
 
 CHARS_PER_TOKEN = 3.0
 """The first guess of characters per token (English prose with JSON), before a reply's

@@ -1,7 +1,7 @@
 """The reply schema for a model that runs in the page (``local_model()``), as llama.cpp reads it.
 
 Pure Python (no ``js``), checked by mypy in strict mode. The reply format is the one Chrome's
-``responseConstraint`` path uses (:func:`pysite_agent.models.chrome.response_constraint`): an
+``responseConstraint`` path uses (:func:`pysite_agent.models.chrome.schema.response_constraint`): an
 ``anyOf`` with one branch ``{type: "answer", text}`` and one branch per tool ``{type: "tool",
 name: <const NAME>, arguments: <its inputSchema, $ref inlined>}``. The engine hands it to
 llama.cpp as ``response_format: {type: "json_schema", json_schema: {name, schema}}``, and
@@ -40,6 +40,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from pysite_agent.models.chrome.schema import response_constraint
 
 __all__ = ["DROPPED_KEYWORDS", "grammar_schema", "reply_schema"]
 
@@ -144,11 +146,9 @@ def grammar_schema(schema: Any, *, _part: bool = False) -> Any:
 
 def reply_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The ``response_format`` schema for ``tools`` (definitions ``{name, inputSchema, ...}``):
-    Chrome's reply constraint (:func:`pysite_agent.models.chrome.response_constraint`: one
+    Chrome's reply constraint (:func:`pysite_agent.models.chrome.schema.response_constraint`: one
     answer branch, one branch per tool, ``$ref`` inlined and recursion cut) simplified for the
     grammar (:func:`grammar_schema`)."""
-    from pysite_agent.models.chrome import response_constraint
-
     simplified = grammar_schema(response_constraint(tools))
     assert isinstance(simplified, dict)
     return simplified

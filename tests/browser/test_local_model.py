@@ -23,8 +23,8 @@ import jsonschema
 import pytest
 from element_support import EL, RECORDER, REPO, Shop
 
-from pysite_agent._demo import DemoServer
 from pysite_agent.bundle import build_bundle
+from pysite_agent.cli.demo import DemoServer
 
 pytestmark = pytest.mark.browser
 
