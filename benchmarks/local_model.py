@@ -113,9 +113,9 @@ def engine_runs(p: Any, bundle: Path, runs: int) -> None:
                 browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
                 context = browser.new_context()
                 page = context.new_page()
-                page.goto(server.url + "probe-blank")
+                page.goto(server.url + "probe-blank.html")
                 first = page.evaluate(ENGINE_RUN, [MODEL, SHA, messages, schema, True])
-                page.goto(server.url + "probe-blank")
+                page.goto(server.url + "probe-blank.html")
                 later = page.evaluate(ENGINE_RUN, [MODEL, SHA, messages, schema, False])
                 browser.close()
                 t = later["timings"] or {}
@@ -230,7 +230,7 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     report = build_bundle(BUNDLE, include_local_model=True, progress=lambda _m: None)
-    (report.out_dir / "probe-blank").write_text("<!doctype html><title>bench</title>\n")
+    (report.out_dir / "probe-blank.html").write_text("<!doctype html><title>bench</title>\n")
     print(f"load average before: {load_average()}", flush=True)
     with sync_playwright() as p:
         if not args.only_evals:
