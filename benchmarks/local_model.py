@@ -19,7 +19,7 @@ served on loopback. Each figure is a median of ``--runs`` (default 5) fresh page
 
 The load average is printed before and after: the machine is shared, so read the spread.
 
-Usage: python benchmarks/local_model.py [--runs 5] [--skip-evals] [--only-evals]
+Usage: python benchmarks/local_model.py [--runs 5] [--skip-evals] [--only-evals] [--only-load]
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def shop_prompt() -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return messages, reply_schema(tools)
 
 
-ENGINE_RUN = """async ([model, sha, messages, schema, download]) => {
+ENGINE_RUN = """async ([model, sha, messages, schema, download, chat]) => {
   const { createLocalEngine } = await import('/web/local-model/engine.js');
   const e = createLocalEngine({ url: model, sha256: sha });
   const out = {};
@@ -78,6 +78,7 @@ ENGINE_RUN = """async ([model, sha, messages, schema, download]) => {
   t = performance.now();
   out.info = await e.load({});
   out.loadMs = performance.now() - t + out.downloadMs;
+  if (!chat) return out;
   t = performance.now();
   const res = await e.chat({ messages, response_format: { type: 'json_schema',
     json_schema: { name: 'reply', schema } }, max_tokens: 96, temperature: 0 }, {});
@@ -100,10 +101,12 @@ def load_average() -> str:
     return " ".join(f"{v:.1f}" for v in os.getloadavg())
 
 
-def engine_runs(p: Any, bundle: Path, runs: int) -> None:
+def engine_runs(
+    p: Any, bundle: Path, runs: int, *, chat: bool = True, threads: tuple[bool, ...] = (False, True)
+) -> None:
     messages, schema = shop_prompt()
     results: dict[str, dict[str, list[float]]] = {}
-    for isolated in (False, True):
+    for isolated in threads:
         server = DemoServer([bundle, ROOT / "examples"], port=0, cross_origin_isolated=isolated)
         server.start()
         label = "2 threads (COOP/COEP)" if isolated else "1 thread"
@@ -114,18 +117,22 @@ def engine_runs(p: Any, bundle: Path, runs: int) -> None:
                 context = browser.new_context()
                 page = context.new_page()
                 page.goto(server.url + "probe-blank.html")
-                first = page.evaluate(ENGINE_RUN, [MODEL, SHA, messages, schema, True])
+                first = page.evaluate(ENGINE_RUN, [MODEL, SHA, messages, schema, True, chat])
                 page.goto(server.url + "probe-blank.html")
-                later = page.evaluate(ENGINE_RUN, [MODEL, SHA, messages, schema, False])
+                later = page.evaluate(ENGINE_RUN, [MODEL, SHA, messages, schema, False, chat])
                 browser.close()
-                t = later["timings"] or {}
+                t = later.get("timings") or {}
                 row.setdefault("load first (s)", []).append(first["loadMs"] / 1000)
                 row.setdefault("load cached (s)", []).append(later["loadMs"] / 1000)
                 row.setdefault("prompt tokens/s", []).append(t.get("prompt_per_second"))
                 row.setdefault("generated tokens/s", []).append(t.get("predicted_per_second"))
                 row.setdefault("prompt tokens", []).append(t.get("prompt_n"))
                 row.setdefault("threads", []).append(later["info"]["threads"])
-                print(f"  {label}: {json.dumps(later['text'])[:120]} {json.dumps(t)}", flush=True)
+                print(
+                    f"  {label}: {first['loadMs']:.0f} / {later['loadMs']:.0f} ms "
+                    f"{json.dumps(later.get('text'))[:120]} {json.dumps(t)}",
+                    flush=True,
+                )
         finally:
             server.stop()
     for label, row in results.items():
@@ -226,6 +233,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip-evals", action="store_true")
     parser.add_argument("--only-evals", action="store_true")
+    parser.add_argument("--only-load", action="store_true", help="load times only (1 thread)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -233,6 +241,9 @@ def main() -> int:
     (report.out_dir / "probe-blank.html").write_text("<!doctype html><title>bench</title>\n")
     print(f"load average before: {load_average()}", flush=True)
     with sync_playwright() as p:
+        if args.only_load:
+            engine_runs(p, report.out_dir, args.runs, chat=False, threads=(False,))
+            return 0
         if not args.only_evals:
             engine_runs(p, report.out_dir, args.runs)
             ask_runs(p, report.out_dir, args.runs)
