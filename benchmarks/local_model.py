@@ -1,7 +1,7 @@
 """The site's own model (``models="local"``): load, speed and accuracy, in headless Chromium.
 
 SmolLM2-135M-Instruct Q4_1 from the bundle (``bundle --with-local-model``), run by the engine
-host ``web/local-model/engine.js`` (``@wllama/wllama`` 3.8.1) on the CPU (``--disable-gpu``),
+host ``web/runtime/local-model.js`` (``@wllama/wllama`` 3.8.1) on the CPU (``--disable-gpu``),
 served on loopback. Each figure is a median of ``--runs`` (default 5) fresh pages:
 
 - ``load first``: download (98 MB from loopback, size and sha256 checked, kept in Cache
@@ -69,7 +69,7 @@ def shop_prompt() -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
 
 ENGINE_RUN = """async ([model, sha, messages, schema, download, chat]) => {
-  const { createLocalEngine } = await import('/web/local-model/engine.js');
+  const { createLocalEngine } = await import('/web/runtime/local-model.js');
   const e = createLocalEngine({ url: model, sha256: sha });
   const out = {};
   let t = performance.now();

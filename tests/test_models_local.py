@@ -1,4 +1,4 @@
-"""local_model() over a Python fake of the page's engine host (``web/local-model/engine.js``).
+"""local_model() over a Python fake of the page's engine host (``web/runtime/local-model.js``).
 
 The fake has the engine's surface (``status``, ``download``, ``load``, ``chat``, ``clear``) and
 behaves as the JS host does: a file kept or not, a download with progress that an abort

@@ -119,7 +119,7 @@ def build_model(
     default the page's own; ``tool_types``: an object with the Prompt API's three tool-use
     classes, default the page's globals), ``proxy`` posts protocol v1 to ``proxy_url``,
     ``local`` is the GGUF model the site hosts, run in the page (``local_engine``: the
-    bridge's ``localEngine(options)`` factory of ``web/local-model/engine.js``), ``demo`` is
+    bridge's ``localEngine(options)`` factory of ``web/runtime/local-model.js``), ``demo`` is
     demo rules (not AI). More than one token: :func:`first_available`.
     """
     if js_model is not None:

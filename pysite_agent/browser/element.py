@@ -46,7 +46,7 @@ Python -> JS (the ``bridge`` object the element passes to :func:`create_controll
     bridge.toolTypes                        # optional: the Prompt API's tool-use classes
                                             # (LanguageModelToolCall, ...) to construct
     bridge.localEngine(options)             # optional: the site's model's engine host
-                                            # (web/local-model/engine.js), made on first use
+                                            # (web/runtime/local-model.js), made on first use
 
 In a Web Worker (``web/runtime/worker.js``) the bridge's ``modelContext``, ``languageModel``,
 ``document`` and ``toolTypes`` are stand-ins that ask or follow the page over the worker channel

@@ -1,7 +1,7 @@
 """``local_model()``: a small model the site hosts, run in the visitor's browser.
 
 A GGUF file beside the site's pages runs in the page through llama.cpp compiled to
-WebAssembly (``@wllama/wllama``, hosted by ``web/local-model/engine.js``). No key, no server:
+WebAssembly (``@wllama/wllama``, hosted by ``web/runtime/local-model.js``). No key, no server:
 nothing leaves the device. All agent logic stays here, in Python; the JS side only hosts the
 engine, as it hosts Chrome's ``LanguageModel``, and every crossing goes through
 :mod:`pysite_agent.ffi`.

@@ -62,7 +62,9 @@ def model_gets(site: DemoServer) -> int:
 
 
 def engine_requests(site: DemoServer) -> list[str]:
-    return [p for _, p, _ in site.requests if p.startswith(("/wllama/", "/web/local-model/"))]
+    return [
+        p for _, p, _ in site.requests if p.startswith(("/wllama/", "/web/runtime/local-model.js"))
+    ]
 
 
 def kept(shop: Shop) -> Any:

@@ -36,7 +36,8 @@ border:0;border-radius:999px;padding:.75em 1.2em;font-weight:600;box-shadow:0 4p
 @media (max-width:600px){.launcher{right:12px;bottom:12px}}
 `;
 
-const ATTRS = ['proxy-url', 'models', 'pre-approved', 'max-steps', 'instructions', 'debugging-tools'];
+const ATTRS = ['proxy-url', 'models', 'pre-approved', 'max-steps', 'instructions', 'debugging-tools',
+  'local-model-url', 'local-model-sha256'];
 
 let panelModule = null;
 /** The panel's code (web/element/panel.js), loaded once per page. */
@@ -190,6 +191,7 @@ export class SiteAgentElement extends HTMLElement {
         tools: later((panel) => panel.tools()),
         replay: later((panel, trace, options) => panel.replay(trace, options)),
         evaluate: later((panel, cases) => panel.evaluate(cases)),
+        status: later((panel) => panel.modelStatus()),
         /** The page doctor (web/webmcp/doctor.js): the page's tools and the mistakes in them. */
         doctor: () => import('../webmcp/doctor.js').then((m) => m.doctor()),
         get running() {

@@ -233,6 +233,13 @@ export class Panel {
     return unwrap(await this.#call('evaluate', text));
   }
 
+  /** The models and their availability (the site's own model: size, storage, usage). */
+  async modelStatus() {
+    await this.boot();
+    if (this.#configuring) await this.#configuring;
+    return unwrap(await this.#call('status'));
+  }
+
   call(name, ...args) {
     return this.#call(name, ...args);
   }
@@ -279,6 +286,8 @@ export class Panel {
       started: (text, run) => this.#started(text, run),
       confirm: (json, signal) => this.#confirm(JSON.parse(json), signal),
       save: (json, run) => this.#save(JSON.parse(json), run),
+      // models="local" with Python on this thread: the engine host loads on first use only.
+      localEngine: (options) => import('../runtime/local-model.js').then((m) => m.createLocalEngine(options)),
     };
   }
 
@@ -288,6 +297,9 @@ export class Panel {
     const config = {
       models: o.models ?? attr('models'),
       proxyUrl: o.proxyUrl ?? attr('proxy-url'),
+      localModelUrl: o.localModelUrl ?? attr('local-model-url'),
+      localModelSha256: o.localModelSha256 ?? attr('local-model-sha256'),
+      localModelSize: o.localModelSize ?? null,
       baseUrl: document.baseURI, // a relative proxy-url is fetched against it
       pageUrl: location.href, // Python keeps its origin and path only
       preApproved: o.preApproved ?? attr('pre-approved'),

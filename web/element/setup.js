@@ -3,6 +3,7 @@
 // again), a configuration error, the on-device model to download, no model at all; and the
 // Send and Stop buttons that follow from it.
 import { h } from './dom.js';
+import { fmt } from './strings.js';
 
 // Overall progress: each phase of boot.js owns a share of the bar.
 const PHASES = { runtime: [0, 0.75], packages: [0.75, 0.9], import: [0.9, 0.97], agent: [0.97, 1] };
@@ -40,7 +41,10 @@ export function renderSetup(panel) {
     if (!running) panel.say(t('configStatus'));
   } else if (state === 'ready' && status) {
     const download = status.models.find((m) => m.canPrepare && (m.availability === 'downloadable' || m.availability === 'downloading'));
-    if (download) setup.append(downloadBox(panel, download));
+    if (download && download.size > 0) later(setup, panel, (m, ui) => m.downloadBox(download, ui));
+    else if (download) setup.append(downloadBox(panel, download));
+    const kept = status.models.find((m) => m.stored > 0 && m.availability === 'available');
+    if (kept && !download) later(setup, panel, (m, ui) => m.storedBox(kept, ui));
     if (status.availability === 'unavailable') {
       setup.append(h('div', { class: 'box no-model' },
         h('p', { class: 'fail', text: t('noModel') }),
@@ -53,6 +57,21 @@ export function renderSetup(panel) {
   ui.send.disabled = !canSend || running;
   ui.send.hidden = running;
   ui.stop.hidden = !running && !panel.runs.queued;
+}
+
+// The site's own model (its size, Cancel, the storage it takes): model-download.js, loaded only
+// when such a model must be downloaded or is kept here (nothing of it before the first interaction).
+function later(setup, panel, make) {
+  const slot = setup.appendChild(h('div'));
+  import('./model-download.js').then((m) => slot.replaceWith(make(m, {
+    t: (key, values, fallback) => (panel.hasString(key) ? panel.t(key, values) : fmt(fallback ?? key, values)),
+    call: (name, ...args) => panel.call(name, ...args),
+    status: (text) => panel.say(text),
+    render: (status) => {
+      if (status) panel.status = status;
+      panel.render();
+    },
+  })));
 }
 
 /** A progress report of boot.js while Python starts: the bar, its label, the status line. */

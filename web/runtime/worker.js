@@ -83,7 +83,7 @@ function bridge(agent, state, types) {
     modelContext: toolSource(agent, 'page', state),
     languageModel: workerLanguageModel(endpoint, agent),
     // The site's own model runs beside Python: its engine host loads on first use only.
-    localEngine: (options) => import('../local-model/engine.js').then((m) => m.createLocalEngine(options)),
+    localEngine: (options) => import('./local-model.js').then((m) => m.createLocalEngine(options)),
   };
 }
 

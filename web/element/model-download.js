@@ -1,13 +1,13 @@
-// The panel's model setup, for <site-agent> (web/element.js): the download box of a model the
-// visitor must download first (Chrome's on-device model, or the site's own model with its
-// size and a Cancel button), and the line stating the storage the site's model takes here,
-// with a button that removes it. Both call the Python controller
+// The panel's setup for the site's own model (models="local"), drawn by setup.js: the download
+// box with the file's size, progress and a Cancel button, and the line stating the storage the
+// kept model takes here, with a button that removes it. Both call the Python controller
 // (pysite_agent/browser/element.py: prepare, abort, forget_model) through `ui.call`.
 //
 // `ui` is {t(key, values, fallback), call(name, ...args), status(text), render(status?)}: the
 // element's strings (a site's `strings` replace these too), its controller calls, its status
 // line and a redraw of its setup area. The element imports this file only when a model must be
 // downloaded or is kept here, so nothing of it loads before the first interaction.
+import { h } from './dom.js';
 
 /** The strings of these boxes, when the element's `strings` do not replace them. */
 export const DOWNLOAD_STRINGS = {
@@ -19,17 +19,6 @@ export const DOWNLOAD_STRINGS = {
   removeModel: 'Remove it',
   removed: 'Removed from this device.',
 };
-
-function h(tag, props = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === 'text') el.textContent = value;
-    else el.setAttribute(key, value === true ? '' : value);
-  }
-  for (const child of children) if (child) el.append(child);
-  return el;
-}
 
 /** Bytes for people: "98 MB", "1.2 GB" (decimal units, as download sizes are written). */
 export function formatBytes(bytes) {

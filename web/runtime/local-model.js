@@ -1,5 +1,5 @@
 // The site's own model in the visitor's browser: hosts @wllama/wllama (llama.cpp compiled to
-// WebAssembly) for the Python adapter pysite_agent/models/local.py, as web/worker-host.js
+// WebAssembly) for the Python adapter pysite_agent/models/local.py, as web/runtime/prompt-api.js
 // hosts Chrome's LanguageModel. It holds no agent logic: the prompt, the reply schema, the
 // history budget and the parsing are Python's. Loaded (by a dynamic import) only when the
 // element's models include "local"; the engine files (../../wllama/) load only at the first
