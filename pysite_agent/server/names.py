@@ -94,5 +94,17 @@ class NameMap:
         """
         return self._to_original.get(provider_name, provider_name)
 
+    def repeated_name(self, provider_name: str) -> str:
+        """``provider_name``, or the provider name it repeats when it is one handed-out name
+        written two or more times over and no tool has it as its own name (a stream that
+        resent the name in every chunk, joined by a reader that appended each piece)."""
+        if provider_name in self._to_original or not provider_name:
+            return provider_name
+        for name in self._to_original:
+            times, rest = divmod(len(provider_name), len(name))
+            if times >= 2 and not rest and provider_name == name * times:
+                return name
+        return provider_name
+
     def __len__(self) -> int:
         return len(self._to_provider)

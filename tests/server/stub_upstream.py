@@ -750,3 +750,180 @@ def stream_error(provider: str) -> bytes:
         "gemini": gemini_stream_error,
     }
     return make[provider]()
+
+
+# Recorded shapes of OpenAI-compatible servers and gateways that differ from OpenAI's own.
+
+
+def _chunk(choices: list[dict[str, Any]], **extra: Any) -> bytes:
+    return _sse(
+        None,
+        {
+            "id": "chatcmpl-C1",
+            "object": "chat.completion.chunk",
+            "created": 1_700_000_000,
+            "model": MODEL,
+            "choices": choices,
+            **extra,
+        },
+    )
+
+
+def openai_compatible_stream(shape: str, name: str, arguments: dict[str, Any]) -> list[bytes]:
+    """A tool call streamed as one kind of OpenAI-compatible server sends it.
+
+    - ``resent``: ``id``, ``type`` and ``function.name`` repeated in every chunk, arguments in
+      pieces (seen from gateways in front of vLLM-style servers and from hosted model APIs);
+    - ``no-index``: tool-call pieces without ``index`` (some llama.cpp-based servers);
+    - ``object``: the whole call in one chunk with ``arguments`` as a JSON object, not a string
+      (Ollama- and llama.cpp-style), ``finish_reason`` ``"stop"``;
+    - ``empty-choices``: a first chunk with ``choices: []`` (content-filter results), the usage
+      chunk at the end with ``choices: []``, chunks whose ``delta`` is ``null``;
+    - ``cumulative``: the name sent whole, then sent again as the name so far in later chunks.
+    """
+    raw = json.dumps(arguments)
+    pieces = [
+        raw[: len(raw) // 3],
+        raw[len(raw) // 3 : 2 * len(raw) // 3],
+        raw[2 * len(raw) // 3 :],
+    ]
+    role = _chunk(
+        [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]
+    )
+    done = _sse(None, "[DONE]")
+    finish = _chunk([{"index": 0, "delta": {}, "finish_reason": "tool_calls"}])
+    if shape == "resent":
+        calls = [
+            _chunk(
+                [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "id": "chatcmpl-tool-aa62",
+                                    "type": "function",
+                                    "function": {"name": name, "arguments": piece},
+                                }
+                            ]
+                        },
+                        "finish_reason": None,
+                    }
+                ]
+            )
+            for piece in ["", *pieces]
+        ]
+        return [role, *calls, finish, done]
+    if shape == "cumulative":
+        calls = [
+            _chunk(
+                [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {"index": 0, "function": {"name": name, "arguments": piece}}
+                            ]
+                        },
+                        "finish_reason": None,
+                    }
+                ]
+            )
+            for piece in pieces
+        ]
+        return [role, *calls, finish, done]
+    if shape == "no-index":
+        first = {"id": "call_N1", "type": "function", "function": {"name": name, "arguments": ""}}
+        calls = [_chunk([{"index": 0, "delta": {"tool_calls": [first]}, "finish_reason": None}])]
+        calls += [
+            _chunk(
+                [{"delta": {"tool_calls": [{"function": {"arguments": p}}]}, "finish_reason": None}]
+            )
+            for p in pieces
+        ]
+        return [role, *calls, finish, done]
+    if shape == "object":
+        call = {
+            "id": "call_O1",
+            "type": "function",
+            "function": {"name": name, "arguments": arguments},
+        }
+        return [
+            _chunk(
+                [
+                    {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": "", "tool_calls": [call]},
+                        "finish_reason": None,
+                    }
+                ]
+            ),
+            _chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+            done,
+        ]
+    if shape == "empty-choices":
+        filtered = _chunk([], prompt_filter_results=[{"prompt_index": 0}])
+        null_delta = _chunk([{"index": 0, "delta": None, "finish_reason": None}])
+        first = {
+            "index": 0,
+            "id": "call_E1",
+            "type": "function",
+            "function": {"name": name, "arguments": ""},
+        }
+        calls = [_chunk([{"index": 0, "delta": {"tool_calls": [first]}, "finish_reason": None}])]
+        calls += [
+            _chunk(
+                [
+                    {
+                        "index": 0,
+                        "delta": {"tool_calls": [{"index": 0, "function": {"arguments": p}}]},
+                        "finish_reason": None,
+                    }
+                ]
+            )
+            for p in pieces
+        ]
+        usage = _chunk([], usage={"prompt_tokens": 9, "completion_tokens": 5, "total_tokens": 14})
+        return [filtered, role, null_delta, *calls, finish, usage, done]
+    raise ValueError(shape)
+
+
+OPENAI_COMPATIBLE_SHAPES = ("resent", "cumulative", "no-index", "object", "empty-choices")
+
+
+def anthropic_whole_input_stream(name: str, arguments: dict[str, Any]) -> list[bytes]:
+    """A Messages stream whose ``tool_use`` block arrives with its whole ``input`` in
+    ``content_block_start`` and no ``input_json_delta`` (as some compatible gateways send it)."""
+    return [
+        _sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_W",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [],
+                    "model": MODEL,
+                },
+            },
+        ),
+        _sse("ping", {"type": "ping"}),
+        _sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {
+                    "type": "tool_use",
+                    "id": "toolu_W",
+                    "name": name,
+                    "input": arguments,
+                },
+            },
+        ),
+        _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        _sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        _sse("message_stop", {"type": "message_stop"}),
+    ]

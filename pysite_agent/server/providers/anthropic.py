@@ -12,7 +12,9 @@ Streaming (``"stream": true``): server-sent events ``message_start``, ``content_
 ``content_block_delta`` (``text_delta`` text, ``input_json_delta`` partial JSON of a tool's
 input), ``content_block_stop``, ``message_delta`` (``stop_reason``), ``message_stop``, ``ping``
 and ``error``. :class:`AnthropicStream` adds them up to the message ``parse`` reads; text
-deltas are passed on as they come.
+deltas are passed on as they come. A ``tool_use`` block without any ``input_json_delta`` keeps
+the ``input`` its ``content_block_start`` gave (some compatible gateways send it whole there;
+Anthropic sends ``{}``).
 """
 
 from __future__ import annotations
@@ -196,7 +198,11 @@ class AnthropicStream:
             block = self._blocks[index]
             if block.get("type") == "tool_use":
                 text = "".join(self._partial.get(index, []))
-                block = {**block, "input": parse_arguments(text) if text.strip() else {}}
+                if text.strip():
+                    block = {**block, "input": parse_arguments(text)}
+                elif not isinstance(block.get("input"), dict):
+                    block = {**block, "input": {}}
+                # else: the whole input came in content_block_start (no input_json_delta)
             content.append(block)
         return ANTHROPIC.parse({"content": content, "stop_reason": self._stop_reason}, names)
 

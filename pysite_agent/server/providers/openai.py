@@ -13,6 +13,14 @@ Streaming (``"stream": true``): ``data:`` events of ``chat.completion.chunk`` ob
 ``index``: ``id`` and ``function.name`` first, then ``function.arguments`` in fragments),
 ``finish_reason`` on the last chunk, then ``data: [DONE]``. An ``{"error": ...}`` object in the
 stream is a failure. :class:`OpenAIStream` adds the chunks up to the message ``parse`` reads.
+
+Compatible servers and gateways differ, and each of these is read as the call the model made:
+``id`` and ``function.name`` sent again in every chunk (kept once, never joined to
+``find_planfind_plan``; a name that is a known tool's name repeated is that tool's name), or the
+name so far sent again; pieces without ``index`` (they continue the last call, unless they bring
+a new ``id``); ``arguments`` already a JSON object; chunks whose ``choices`` is empty or
+``null`` (content-filter results, usage) or whose ``delta`` is missing or ``null``; a last
+chunk with a whole ``message`` instead of a ``delta``.
 """
 
 from __future__ import annotations
@@ -177,7 +185,10 @@ class OpenAIStream:
             self._finish = choice["finish_reason"]
         delta = choice.get("delta")
         if not isinstance(delta, dict):
-            return []
+            # Some compatible servers send the last chunk with a whole ``message`` instead.
+            delta = choice.get("message")
+            if not isinstance(delta, dict):
+                return []
         out: list[str] = []
         content = delta.get("content")
         if isinstance(content, str) and content:
@@ -187,20 +198,38 @@ class OpenAIStream:
             self._refusal.append(delta["refusal"])
         calls = delta.get("tool_calls")
         for piece in calls if isinstance(calls, list) else []:
-            piece = obj(piece, "a tool call piece")
-            index = piece.get("index", 0)
-            call = self._calls.setdefault(
-                index if isinstance(index, int) else 0, {"id": None, "name": "", "arguments": ""}
-            )
-            if isinstance(piece.get("id"), str):
-                call["id"] = piece["id"]
-            function = piece.get("function")
-            if isinstance(function, dict):
-                if isinstance(function.get("name"), str):
-                    call["name"] += function["name"]
-                if isinstance(function.get("arguments"), str):
-                    call["arguments"] += function["arguments"]
+            self._piece(obj(piece, "a tool call piece"))
         return out
+
+    def _piece(self, piece: dict[str, Any]) -> None:
+        """One tool-call piece of a delta, added to its call (rules in the module docstring)."""
+        index = piece.get("index")
+        piece_id = piece.get("id") if isinstance(piece.get("id"), str) and piece["id"] else None
+        if not isinstance(index, int) or isinstance(index, bool):
+            # No index: the call the last piece belonged to, unless this one names a new id.
+            index = max(self._calls, default=0)
+            last = self._calls.get(index)
+            if last is not None and piece_id is not None and last["id"] not in (None, piece_id):
+                index += 1
+        call = self._calls.setdefault(index, {"id": None, "name": "", "arguments": ""})
+        if piece_id is not None and call["id"] is None:
+            call["id"] = piece_id  # resent in every chunk by some servers: kept once
+        function = piece.get("function")
+        if not isinstance(function, dict):
+            return
+        name = function.get("name")
+        if isinstance(name, str) and name:
+            current = call["name"]
+            if not current or name.startswith(current):
+                call["name"] = name  # the first piece, or the name so far sent again
+            elif not current.endswith(name):
+                call["name"] = current + name  # a name sent in fragments
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            if isinstance(call["arguments"], str):
+                call["arguments"] += arguments
+        elif isinstance(arguments, dict):
+            call["arguments"] = arguments  # already an object (Ollama-, llama.cpp-style)
 
     def reply(self, names: NameMap) -> dict[str, Any]:
         if not self._ended and self._finish is None:
@@ -215,7 +244,10 @@ class OpenAIStream:
                 {
                     "id": call["id"],
                     "type": "function",
-                    "function": {"name": call["name"], "arguments": call["arguments"]},
+                    "function": {
+                        "name": names.repeated_name(call["name"]),
+                        "arguments": call["arguments"],
+                    },
                 }
                 for _, call in sorted(self._calls.items())
             ]
