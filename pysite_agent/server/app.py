@@ -14,7 +14,8 @@ A request whose ``Accept`` names ``text/event-stream`` gets the streaming reply 
 the provider's streaming API: the same checks, then, once the provider answered 2xx, ``200
 text/event-stream`` with ``delta`` events as the text arrives and one ``reply`` or ``error``
 event (protocol v1, ``streamEvent``). ``timeout_ms`` bounds the whole reply. When the client
-goes away, the upstream request is closed at once.
+goes away, the upstream request is closed at once: while the provider has not answered yet
+(a slow first byte, streamed or not) as well as during the stream.
 """
 
 from __future__ import annotations
@@ -390,8 +391,8 @@ class ProxyApp:
         body = await self._body(scope, receive)
         prepared = self._prepare(body)
         if _stream.wants_stream(scope):
-            return await self._open_stream(prepared, outcome)
-        reply = await self._upstream(prepared, outcome)
+            return await _unless_gone(self._open_stream(prepared, outcome), receive)
+        reply = await _unless_gone(self._upstream(prepared, outcome), receive)
         return Response(200, self._serialize(reply), [(b"content-type", b"application/json")])
 
     def _serialize(self, reply: dict[str, Any]) -> bytes:
@@ -857,6 +858,36 @@ class ProxyApp:
         )
         error = {"code": code, "message": client_message}
         return _stream.event("error", {"error": error})
+
+
+async def _unless_gone(call: Awaitable[Any], receive: Receive) -> Any:
+    """``await call``, unless the client disconnects first: then ``call`` is cancelled (which
+    closes the upstream request at once) and :class:`ClientGone` is raised.
+
+    The request body has been read whole, so the next ASGI message is ``http.disconnect``.
+    """
+
+    async def gone() -> None:
+        while True:
+            if (await receive())["type"] == "http.disconnect":
+                return
+            await asyncio.sleep(0)  # never a busy loop on a server that sends something else
+
+    task = asyncio.ensure_future(call)
+    watcher = asyncio.ensure_future(gone())
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        task.cancel()
+        raise
+    finally:
+        watcher.cancel()
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        raise ClientGone
+    return task.result()
 
 
 def _is_json(content_type: str) -> bool:

@@ -106,6 +106,7 @@ def stub(_stub: StubUpstream) -> Iterator[StubUpstream]:
     with _stub.lock:
         _stub.requests.clear()
     _stub.closed_by_client.clear()
+    _stub.closed_at = None
     _stub.stream_finished.clear()
     _stub.responder = lambda r: Reply(500, {"error": "no responder set"})
     yield _stub

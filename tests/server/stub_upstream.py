@@ -64,6 +64,9 @@ class Reply:
     # seconds (watching for the client closing the connection). Sent without a length; the
     # connection closes at the end.
     stream: list[bytes | float] | None = None
+    # Wait this long before any answer (a slow first byte), watching the connection: when the
+    # client closes it, ``closed_by_client`` is set (and ``closed_at`` noted) and nothing is sent.
+    wait_s: float = 0.0
 
     def payload(self) -> bytes:
         if isinstance(self.body, bytes):
@@ -98,6 +101,11 @@ class _Handler(BaseHTTPRequestHandler):
             deadline = time.monotonic() + reply.delay_s
             while time.monotonic() < deadline and not stub.stopping.is_set():
                 time.sleep(0.01)
+        if reply.wait_s and self._wait_for_close(reply.wait_s):
+            stub.closed_at = time.monotonic()
+            stub.closed_by_client.set()
+            self.close_connection = True
+            return
         if reply.stream is not None:
             self._stream(reply)
             return
@@ -182,6 +190,7 @@ class StubUpstream:
         self.closed_by_client = threading.Event()  # a streamed answer's client hung up
         self.stream_finished = threading.Event()  # a streamed answer was sent to its end
         self.sent_at: list[float] = []  # wall-clock time (s) of each streamed chunk sent
+        self.closed_at: float | None = None  # time.monotonic() the client closed a wait_s wait
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.stub = self
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
