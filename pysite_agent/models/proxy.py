@@ -33,7 +33,10 @@ server in ``pysite_agent.server``):
   answers 501 or 405, a missing route 404), so the message tells the visitor that the assistant
   is not set up on this site yet, and its owner where the proxy server belongs; no status number.
 - 429 ``rate-limited`` -> ``model-error``: busy, try again in a moment (``Retry-After`` quoted).
-- 502 ``upstream-error``, 504 ``upstream-timeout``, any other status -> ``model-error``.
+- 502 ``upstream-error``, 504 ``upstream-timeout``, any other status -> ``model-error``; with
+  ``upstreamStatus`` 429, 503 or 529 (also in a streamed ``error`` event) the message says the
+  model is busy and to try again (``Retry-After`` quoted); with 401 or 403, that the provider did
+  not accept the site's key.
 - A network failure (``fetch`` rejects) -> ``model-error``: a transient failure like a 502, not
   a missing model (``model-unavailable`` is kept for "no model here until configured").
 - An abort -> ``AbortedError`` when ``signal`` aborted, else ``aborted``.
@@ -100,6 +103,11 @@ _STATUS: Final[Mapping[int, tuple[ErrorCode, str]]] = {
     502: ("model-error", "The model provider behind the endpoint failed"),
     504: ("model-error", "The model provider behind the endpoint did not answer in time"),
 }
+
+
+BUSY_UPSTREAM: Final = frozenset({429, 503, 529})
+"""``upstreamStatus`` values that mean the provider is busy (rate limited, unavailable,
+Anthropic's overloaded): the visitor reads "the model is busy; try again" (docs/server.md)."""
 
 
 def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
@@ -463,6 +471,7 @@ class ProxyModel:
             ("model-error", "The model endpoint failed"),
         )
         detail = ""
+        upstream: Any = None
         try:
             body = json.loads(text) if isinstance(text, str) and text else None
         except ValueError:
@@ -470,11 +479,20 @@ class ProxyModel:
         if body is not None and not problems("protocol-v1", body, "errorBody"):
             error = body["error"]
             detail = f"{error['code']}: {error['message']}"
-            if "upstreamStatus" in error:
-                detail += f" (provider status {error['upstreamStatus']})"
+            upstream = error.get("upstreamStatus")
+            if upstream is not None:
+                detail += f" (provider status {upstream})"
+        if upstream in BUSY_UPSTREAM:
+            code, sentence = "model-error", "The model is busy; try again in a moment"
+        elif upstream in (401, 403):
+            code, sentence = (
+                "model-error",
+                "The model provider did not accept this site's key; tell the site owner",
+            )
         where = "during the answer" if streamed else f"HTTP {status}"
         message = f"{sentence} ({where}" + (f", {detail})" if detail else ")")
-        if status == 429 and retry_after and retry_after.strip().isdigit():
+        busy = status == 429 or upstream in BUSY_UPSTREAM
+        if busy and retry_after and retry_after.strip().isdigit():
             message += f"; retry after {int(retry_after)} s"
         return SiteAgentError(code, message + ".")
 

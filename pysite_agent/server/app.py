@@ -48,7 +48,7 @@ from pysite_agent.server._transport import AiohttpTransport
 from pysite_agent.server._types import Receive, Scope, Send
 from pysite_agent.server.names import NameMap
 from pysite_agent.server.providers import PROVIDERS, Prepared, Unusable
-from pysite_agent.server.providers._base import StreamFailed
+from pysite_agent.server.providers._base import BUSY_STATUSES, StreamFailed
 
 logger = logging.getLogger("pysite_agent.server")
 
@@ -64,6 +64,7 @@ MESSAGES: Final[dict[str, str]] = {
     "method-not-allowed": "Use POST.",
     "request-timeout": "The request body did not arrive in time.",
     "upstream-error": "The model provider returned an error.",
+    "upstream-busy": "The model provider is busy; try again in a moment.",
     "upstream-unreachable": "The model provider could not be reached.",
     "upstream-timeout": "The model provider did not answer in time.",
     "internal-error": "Internal error.",
@@ -627,6 +628,8 @@ class ProxyApp:
     ) -> NoReturn:
         """Report an upstream failure to ``on_error``, then refuse the request."""
         wire_code = "upstream-error" if code == "upstream-unreachable" else code
+        if message is None and code == "upstream-error" and upstream_status in BUSY_STATUSES:
+            message = MESSAGES["upstream-busy"]
         client_message = message or MESSAGES[code]
         trace = ""
         if exc is not None:
@@ -643,7 +646,7 @@ class ProxyApp:
             )
         )
         response = error_response(http_status, wire_code, client_message, upstream_status)
-        if retry_after is not None and upstream_status in (429, 503):
+        if retry_after is not None and upstream_status in BUSY_STATUSES:
             response.headers += [
                 (b"retry-after", retry_after),
                 (b"access-control-expose-headers", b"retry-after"),
@@ -796,8 +799,16 @@ class ProxyApp:
                     outcome, UpstreamError, "upstream-error", status, exc
                 )
             except StreamFailed as exc:
+                busy = exc.busy
                 body = await self._stream_error(
-                    outcome, UpstreamError, "upstream-error", status, None, exc.detail, str(exc)
+                    outcome,
+                    UpstreamError,
+                    "upstream-error",
+                    status,
+                    None,
+                    exc.detail,
+                    MESSAGES["upstream-busy"] if busy else str(exc),
+                    busy=busy,
                 )
             except Unusable as exc:
                 body = await self._stream_error(
@@ -838,8 +849,11 @@ class ProxyApp:
         exc: BaseException | None,
         detail: str = "",
         message: str | None = None,
+        *,
+        busy: int | None = None,
     ) -> bytes:
-        """Report a failure after the stream started; the ``error`` event to end it with."""
+        """Report a failure after the stream started; the ``error`` event to end it with
+        (with ``upstreamStatus`` when the provider said it is busy, see :data:`BUSY_STATUSES`)."""
         outcome.code = code
         client_message = message or MESSAGES[code]
         trace = ""
@@ -856,7 +870,9 @@ class ProxyApp:
                 trace=trace,
             )
         )
-        error = {"code": code, "message": client_message}
+        error: dict[str, Any] = {"code": code, "message": client_message}
+        if busy is not None:
+            error["upstreamStatus"] = busy
         return _stream.event("error", {"error": error})
 
 

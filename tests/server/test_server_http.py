@@ -447,9 +447,12 @@ def test_502_upstream_error_status(
     response = p.post(request_body())
     assert response.status_code == 502
     error = error_of(response)
+    busy = status in (429, 503, 529)
     assert error == {
         "code": "upstream-error",
-        "message": "The model provider returned an error.",
+        "message": "The model provider is busy; try again in a moment."
+        if busy
+        else "The model provider returned an error.",
         "upstreamStatus": status,
     }
     assert "upstream trouble" not in response.text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from pysite_agent.core.sse import ServerSentEvent
 from pysite_agent.server._conversation import Item
@@ -51,12 +51,51 @@ STREAM_CUT = "The model provider's stream ended before the reply was complete."
 STREAM_FAILED = "The model provider reported an error during the answer."
 
 
-class StreamFailed(Exception):
-    """The provider's stream carried an error event (``detail``: its data, for the logs)."""
+BUSY_STATUSES: Final = frozenset({429, 503, 529})
+"""Provider statuses that mean "busy, try again": rate limited (429), unavailable (503),
+Anthropic's overloaded (529)."""
 
-    def __init__(self, detail: str) -> None:
+_BUSY_KINDS: Final[dict[str, int]] = {
+    "overloaded_error": 529,  # Anthropic
+    "rate_limit_error": 429,  # Anthropic; some OpenAI-compatible servers
+    "rate_limit_exceeded": 429,  # OpenAI's error code
+    "insufficient_quota": 429,
+    "RESOURCE_EXHAUSTED": 429,  # Gemini (google.rpc.Code)
+    "UNAVAILABLE": 503,
+    "overloaded": 503,
+    "server_overloaded": 503,
+}
+
+
+def busy_status(data: Any) -> int | None:
+    """The busy status (429, 503 or 529) an in-stream error object stands for, else ``None``.
+
+    Reads ``{"error": {"type" | "code" | "status": ...}}`` as Anthropic (``overloaded_error``,
+    ``rate_limit_error``), OpenAI and compatible servers (``rate_limit_exceeded``, a numeric
+    ``code``) and Gemini (``code`` 429/503, ``RESOURCE_EXHAUSTED``, ``UNAVAILABLE``) send it.
+    """
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        return None
+    for key in ("type", "code", "status"):
+        value = error.get(key)
+        if isinstance(value, str) and value in _BUSY_KINDS:
+            return _BUSY_KINDS[value]
+        if isinstance(value, str) and value.isdigit():
+            value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool) and value in BUSY_STATUSES:
+            return value
+    return None
+
+
+class StreamFailed(Exception):
+    """The provider's stream carried an error event (``detail``: its data, for the logs;
+    ``busy``: the busy status it stands for, see :func:`busy_status`)."""
+
+    def __init__(self, detail: str, busy: int | None = None) -> None:
         super().__init__(STREAM_FAILED)
         self.detail = detail
+        self.busy = busy
 
 
 class StreamReader(Protocol):

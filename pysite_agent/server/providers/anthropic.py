@@ -35,6 +35,7 @@ from pysite_agent.server.providers._base import (
     UpstreamRequest,
     answer_reply,
     as_object,
+    busy_status,
     event_json,
     obj,
     parse_arguments,
@@ -159,7 +160,7 @@ class AnthropicStream:
         data = obj(event_json(event), "a stream event")
         kind = data.get("type", event.event)
         if kind == "error" or event.event == "error":
-            raise StreamFailed(json.dumps(data)[:2000])
+            raise StreamFailed(json.dumps(data)[:2000], busy_status(data))
         if kind == "content_block_start":
             index, start = data.get("index"), obj(data.get("content_block"), "a content block")
             if not isinstance(index, int):

@@ -39,6 +39,7 @@ from pysite_agent.server.providers._base import (
     UpstreamRequest,
     answer_reply,
     as_object,
+    busy_status,
     event_json,
     obj,
     tool_reply,
@@ -357,7 +358,7 @@ class GeminiStream:
     def feed(self, event: ServerSentEvent) -> list[str]:
         data = obj(event_json(event), "a stream chunk")
         if "error" in data:
-            raise StreamFailed(json.dumps(data)[:2000])
+            raise StreamFailed(json.dumps(data)[:2000], busy_status(data))
         feedback = data.get("promptFeedback")
         if isinstance(feedback, dict) and feedback.get("blockReason"):
             self._blocked = feedback["blockReason"]

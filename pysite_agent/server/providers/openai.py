@@ -40,6 +40,7 @@ from pysite_agent.server.providers._base import (
     Unusable,
     UpstreamRequest,
     answer_reply,
+    busy_status,
     event_json,
     obj,
     parse_arguments,
@@ -176,7 +177,7 @@ class OpenAIStream:
             return []
         data = obj(event_json(event), "a chunk")
         if "error" in data:
-            raise StreamFailed(json.dumps(data)[:2000])
+            raise StreamFailed(json.dumps(data)[:2000], busy_status(data))
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices:
             return []  # e.g. the usage chunk
