@@ -34,8 +34,9 @@ def test_mcp_content_is_joined_and_other_types_named() -> None:
     }
     out = results.result_text(value)
     assert out.text == (
-        "first\n[image omitted]\n[audio omitted]\n[resource link: https://x.invalid/a]\n"
-        "[resource omitted]\nlast"
+        "first\n[image (image/png, about 3 bytes) omitted: only text reaches the model]\n"
+        "[audio omitted: only text reaches the model]\n[resource link: https://x.invalid/a]\n"
+        "[resource x: binary, about 2 bytes, omitted]\nlast"
     )
     assert not out.is_error and not out.navigated
 
@@ -50,7 +51,7 @@ def test_mcp_is_error() -> None:
     ("value", "text"),
     [
         ("plain", "plain"),
-        ("", ""),
+        ("", results.EMPTY_TEXT),
         (3, "3"),
         (True, "true"),
         ({"a": 1}, '{"a": 1}'),

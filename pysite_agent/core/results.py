@@ -1,10 +1,14 @@
 """Turning a tool's return value into the text the model reads (README, safety rules 6 and 7).
 
-- An MCP-style result ``{"content": [{"type": "text", "text": ...}, ...], "isError"?: bool}``:
-  the text blocks are joined with newlines; other block types are named (``[image omitted]``,
-  ``[audio omitted]``, ``[resource omitted]``, ``[resource link: URI]``); ``isError: true``
-  marks an error result.
+- An MCP-style result ``{"content": [{"type": "text", "text": ...}, ...], "isError"?: bool,
+  "structuredContent"?: ...}`` (MCP ``CallToolResult``): the blocks are joined with newlines;
+  ``image`` and ``audio`` are named with their MIME type and size (only text reaches the model),
+  ``resource_link`` gives its URI, name and description, an embedded ``resource`` its URI and
+  text (or, for a ``blob``, its MIME type and size); ``structuredContent`` follows as JSON
+  unless a text block already holds the same JSON; ``isError: true`` marks an error result.
 - A string passes through as is.
+- A result with no text at all (``""``, ``{"content": []}``) reads :data:`EMPTY_TEXT`: the
+  model never gets an empty message.
 - ``None`` means the page navigated while the tool ran (WebMCP's ``executeTool`` resolves
   ``null`` then): the text says so and ``navigated`` is true.
 - Anything else is JSON-encoded (``str()`` for what JSON cannot hold; a value that cannot be
@@ -64,23 +68,86 @@ def parse_mcp_envelope(text: str) -> dict[str, Any] | None:
     return value  # type: ignore[no-any-return]
 
 
+EMPTY_TEXT = "[The tool returned an empty result.]"
+"""What the model reads for a result with no text at all (never an empty message)."""
+
+
+def _size(data: Any) -> str:
+    if not isinstance(data, str) or not data:
+        return ""
+    return f", about {len(data) * 3 // 4} bytes"
+
+
+def _label(value: Any, limit: int = 200) -> str:
+    """A short, single-line string from a block's field ("" when it is not a string)."""
+    if not isinstance(value, str):
+        return ""
+    text = " ".join(value.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _block_text(block: dict[str, Any]) -> str:
     kind = block.get("type")
+    mime = _label(block.get("mimeType"), 80)
     if kind == "text":
         text = block.get("text")
         return text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)
+    if kind in ("image", "audio"):
+        what = f"{kind} ({mime}{_size(block.get('data'))})" if mime else str(kind)
+        return f"[{what} omitted: only text reaches the model]"
     if kind == "resource_link":
-        uri = block.get("uri")
-        return f"[resource link: {uri}]" if isinstance(uri, str) else "[resource link omitted]"
+        uri = _label(block.get("uri"), 500)
+        if not uri:
+            return "[resource link omitted]"
+        extra = [x for x in (_label(block.get("name")), _label(block.get("title"))) if x]
+        description = _label(block.get("description"))
+        head = f"[resource link: {uri}"
+        if extra:
+            head += f" ({', '.join(dict.fromkeys(extra))})"
+        if mime:
+            head += f", {mime}"
+        return head + (f": {description}]" if description else "]")
     if kind == "resource":
         resource = block.get("resource")
-        if isinstance(resource, dict) and isinstance(resource.get("text"), str):
-            return str(resource["text"])
-        return "[resource omitted]"
+        if not isinstance(resource, dict):
+            return "[resource omitted]"
+        uri = _label(resource.get("uri"), 500)
+        mime = _label(resource.get("mimeType"), 80)
+        where = f"{uri} ({mime})" if uri and mime else uri or mime
+        if isinstance(resource.get("text"), str):
+            return f"[resource {where}]\n{resource['text']}" if where else str(resource["text"])
+        size = _size(resource.get("blob"))
+        return f"[resource {where}: binary{size}, omitted]" if where else "[resource omitted]"
     if isinstance(kind, str) and kind:
         safe = "".join(ch for ch in kind if ch.isalnum() or ch in "_-")[:40] or "content"
         return f"[{safe} omitted]"
     return "[content omitted]"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _mcp_text(value: dict[str, Any]) -> str:
+    """The text of an MCP result: its blocks, then ``structuredContent`` as JSON unless a text
+    block already carries it (MCP asks servers to put the same JSON in a text block too)."""
+    text = "\n".join(_block_text(block) for block in value["content"])
+    structured = value.get("structuredContent")
+    if structured is None:
+        return text
+    try:
+        data = _json(structured)
+    except Exception:  # noqa: BLE001 - what JSON cannot hold is shown as far as it can be
+        data = repr(structured)
+    texts = [b.get("text") for b in value["content"] if b.get("type") == "text"]
+    for given in texts:
+        if isinstance(given, str):
+            try:
+                if json.loads(given) == structured:
+                    return text
+            except ValueError:
+                continue
+    return f"{text}\n{data}" if text.strip() else data
 
 
 def result_text(value: Any) -> ResultText:
@@ -88,12 +155,14 @@ def result_text(value: Any) -> ResultText:
     if value is None:
         return ResultText(NAVIGATED_TEXT, is_error=False, navigated=True)
     if isinstance(value, str):
-        return ResultText(value)
+        return ResultText(value if value.strip() else EMPTY_TEXT)
     if is_mcp_result(value):
-        text = "\n".join(_block_text(block) for block in value["content"])
-        return ResultText(text, is_error=value.get("isError") is True)
+        text = _mcp_text(value)
+        return ResultText(
+            text if text.strip() else EMPTY_TEXT, is_error=value.get("isError") is True
+        )
     try:
-        return ResultText(json.dumps(value, ensure_ascii=False, default=str))
+        return ResultText(_json(value))
     except Exception:  # noqa: BLE001 - a value that cannot be shown must not end the run
         pass
     try:

@@ -20,9 +20,22 @@ function resultText(value) {
 }
 
 function describeError(error) {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  // An Error of this realm or another (a frame's): its name and message.
+  if (error instanceof Error || (isObjectLike(error) && typeof error.message === 'string'
+    && typeof error.name === 'string')) return `${error.name}: ${error.message}`;
+  // A thrown non-Error value: say what it was, never "[object Object]" or an empty text.
+  if (error === undefined || error === null) return `the tool threw ${error} instead of an Error`;
+  if (isObjectLike(error) && typeof error !== 'function') {
+    try {
+      const text = JSON.stringify(error);
+      if (text !== undefined) return `the tool threw ${text.length > 2000 ? `${text.slice(0, 2000)}…` : text}`;
+    } catch {
+      // a cycle or a BigInt: fall back to String()
+    }
+  }
   try {
-    return String(error);
+    const text = String(error);
+    return text === '' ? 'the tool threw an empty string' : text;
   } catch {
     return 'unknown error';
   }
