@@ -1,7 +1,8 @@
 """The one place a tool call is decided and executed, shared by live runs and :func:`replay`.
 
 A call passes, in order: lookup by name (rule 1) -> argument validation (rule 1) -> the policy
-(rules 2-5) and, when needed, the visitor -> the confirmation binding (README, after the safety
+(rules 2-5) and, when needed, the visitor (who gets a copy of the arguments: what runs is what
+was decided, see :func:`frozen`) -> the confirmation binding (README, after the safety
 rules: the tool's key and the source's revision must be unchanged, else ``stale-tools``) ->
 execution with the per-call timeout (rule 7; waiting for the visitor does not count) -> result
 text, truncation and fencing (rule 6).
@@ -10,6 +11,7 @@ text, truncation and fencing (rule 6).
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -85,6 +87,18 @@ def _describe(exc: BaseException) -> str:
         return type(exc).__name__
 
 
+def frozen(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of checked arguments (JSON data), made at each hand-over.
+
+    The arguments that run are the arguments decided (README, safety rules): the gateway keeps
+    its own copy from :func:`check_call` on, gives the visitor's ``confirm`` (and the
+    confirmation card, through its event) another, and the tool a third. An edit made during
+    the confirmation, by an event listener, or by the tool itself changes only that copy,
+    never what runs, the trace, or the conversation.
+    """
+    return copy.deepcopy(arguments)
+
+
 def find_tool(tools: Sequence[RegisteredTool], name: str) -> RegisteredTool | None:
     for tool in tools:
         if tool.name == name:
@@ -121,7 +135,7 @@ def check_call(
             f"{message} Nothing was run. Problems (JSON pointer path and message){extra}: "
             f"{listing}. Correct the arguments and call the tool again.",
         )
-    return tool, check.arguments
+    return tool, frozen(check.arguments)
 
 
 async def decide(
@@ -152,7 +166,7 @@ async def decide(
     assert outcome.ask_reason is not None
     asking = any_signal(signal)
     request = ConfirmRequest(
-        call=ToolCall(call.id, call.name, args),
+        call=ToolCall(call.id, call.name, frozen(args)),
         tool=tool,
         reason=outcome.ask_reason,
         lines=confirm_lines(args, tool.input_schema),
@@ -257,7 +271,7 @@ async def execute(
     started = monotonic_ms()
     untrusted = tool.untrusted
     limit_ms = max(timeout_ms, visitor_wait_ms) if tool.waits_for_visitor else timeout_ms
-    task = asyncio.ensure_future(source.execute_tool(tool, args, signal=controller.signal))
+    task = asyncio.ensure_future(source.execute_tool(tool, frozen(args), signal=controller.signal))
     try:
         await signal.race(asyncio.wait((task,), timeout=limit_ms / 1000))
     except AbortedError:
