@@ -99,11 +99,33 @@ def frozen(arguments: dict[str, Any]) -> dict[str, Any]:
     return copy.deepcopy(arguments)
 
 
-def find_tool(tools: Sequence[RegisteredTool], name: str) -> RegisteredTool | None:
+def ambiguous_names(tools: Sequence[RegisteredTool]) -> set[str]:
+    """The names that more than one listed tool has."""
+    seen: set[str] = set()
+    twice: set[str] = set()
     for tool in tools:
-        if tool.name == name:
-            return tool
-    return None
+        (twice if tool.name in seen else seen).add(tool.name)
+    return twice
+
+
+def unambiguous(tools: Sequence[RegisteredTool]) -> list[RegisteredTool]:
+    """``tools`` without any tool whose name is listed more than once.
+
+    Two listings under one name (a tools object, or a page, that lists a name twice) are an
+    ambiguity this refuses rather than resolves: the name is not offered to the model, and
+    :func:`check_call` runs neither listing. Taking the first or the strictest listing could
+    still run the other one's code (the call reaches the source by name), and a page that
+    lists a name twice has a bug its owner should see; refusing can never run the looser one
+    (say, a read-only listing in front of one that charges a card).
+    """
+    twice = ambiguous_names(tools)
+    return [tool for tool in tools if tool.name not in twice] if twice else list(tools)
+
+
+def find_tool(tools: Sequence[RegisteredTool], name: str) -> RegisteredTool | None:
+    """The one tool listed as ``name``; ``None`` when there is none or more than one."""
+    found = [tool for tool in tools if tool.name == name]
+    return found[0] if len(found) == 1 else None
 
 
 def check_call(
@@ -111,8 +133,14 @@ def check_call(
 ) -> tuple[RegisteredTool, dict[str, Any]] | InvalidCall:
     """The tool and the arguments as a dict, or why the call is invalid (rule 1)."""
     tool = find_tool(tools, call.name)
+    if tool is None and call.name in ambiguous_names(tools):
+        message = (
+            f"The page lists two tools named {call.name!r}, and they cannot be told apart. "
+            "Nothing was run."
+        )
+        return InvalidCall("unknown-tool", message, (), f"{message} Use another tool.")
     if tool is None:
-        names = ", ".join(t.name for t in tools) or "none"
+        names = ", ".join(t.name for t in unambiguous(tools)) or "none"
         message = f"There is no tool named {call.name!r} on this page."
         return InvalidCall(
             "unknown-tool", message, (), f"{message} Available tools: {names}. Nothing was run."

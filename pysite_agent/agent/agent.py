@@ -320,7 +320,7 @@ class AgentRun:
             request = ModelRequest(
                 instructions=instructions,
                 messages=[dict(m) for m in conv.messages],
-                tools=[t.to_definition() for t in tools],
+                tools=[t.to_definition() for t in gateway.unambiguous(tools)],
                 signal=signal,
                 on_text=self._text_sink(signal, open_step),
                 on_trim=_trim_recorder(trace, step),

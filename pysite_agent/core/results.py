@@ -5,7 +5,8 @@
   ``image`` and ``audio`` are named with their MIME type and size (only text reaches the model),
   ``resource_link`` gives its URI, name and description, an embedded ``resource`` its URI and
   text (or, for a ``blob``, its MIME type and size); ``structuredContent`` follows as JSON
-  unless a text block already holds the same JSON; ``isError: true`` marks an error result.
+  when no text block has text (MCP asks for the same JSON in a text block, and a tool's own
+  text stays what the model reads); ``isError: true`` marks an error result.
 - A string passes through as is.
 - A result with no text at all (``""``, ``{"content": []}``) reads :data:`EMPTY_TEXT`: the
   model never gets an empty message.
@@ -129,8 +130,8 @@ def _json(value: Any) -> str:
 
 
 def _mcp_text(value: dict[str, Any]) -> str:
-    """The text of an MCP result: its blocks, then ``structuredContent`` as JSON unless a text
-    block already carries it (MCP asks servers to put the same JSON in a text block too)."""
+    """The text of an MCP result: its blocks, then ``structuredContent`` as JSON unless a
+    text block has text."""
     text = "\n".join(_block_text(block) for block in value["content"])
     structured = value.get("structuredContent")
     if structured is None:
@@ -140,13 +141,8 @@ def _mcp_text(value: dict[str, Any]) -> str:
     except Exception:  # noqa: BLE001 - what JSON cannot hold is shown as far as it can be
         data = repr(structured)
     texts = [b.get("text") for b in value["content"] if b.get("type") == "text"]
-    for given in texts:
-        if isinstance(given, str):
-            try:
-                if json.loads(given) == structured:
-                    return text
-            except ValueError:
-                continue
+    if any(isinstance(given, str) and given.strip() for given in texts):
+        return text  # MCP: the text blocks carry the result (often the same JSON) already
     return f"{text}\n{data}" if text.strip() else data
 
 

@@ -272,7 +272,8 @@ class ModelContextSource:
         return unsubscribe
 
     async def get_tools(self) -> Sequence[RegisteredTool]:
-        """The current window's tools, sorted by name, as :class:`RegisteredTool`.
+        """The current window's tools, sorted by name, as :class:`RegisteredTool`. A name the
+        page lists twice is left out (the ambiguity is refused, never resolved to one listing).
 
         Raises:
             BrowserError: ``getTools()`` failed in the browser.
@@ -282,10 +283,17 @@ class ModelContextSource:
         except Exception as exc:  # noqa: BLE001 - re-raised, as a readable error
             raise ffi.from_js_error(exc) from None
         fresh: dict[str, tuple[RegisteredTool, Any]] = {}
+        twice: set[str] = set()
         for raw in list(raw_list or ()):
             tool = self._read(raw)
-            if tool is not None and tool.name not in fresh:
+            if tool is not None and tool.name in fresh:
+                twice.add(tool.name)
+            elif tool is not None:
                 fresh[tool.name] = (tool, raw)
+        # A name listed twice is an ambiguity: neither listing is offered or run (never the
+        # first one, which may be the looser; see pysite_agent.agent._gateway.unambiguous).
+        for name in twice:
+            del fresh[name]
         self._update(fresh)
         assert self._listed is not None
         return [self._listed[name].tool for name in sorted(self._listed)]
