@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from pysite_agent.core.fencing import FENCE_TAG
 from pysite_agent.core.wire import problems
 
 STATE_VERSION: Final = 1
@@ -52,7 +53,11 @@ def page_of(url_or_page: Any) -> dict[str, str]:
 
 
 def check_conversation(state: Any) -> tuple[list[dict[str, Any]], bool]:
-    """The messages and the untrusted-output flag of a conversation state.
+    """The messages and the untrusted-output state of a conversation state.
+
+    The state follows from the messages (README, rule 5): it is ``True`` when any tool result
+    is untrusted (``"untrusted": true``, or its content in the ``untrusted-data`` fence),
+    whatever ``afterUntrusted`` says; the flag can only add caution, never remove it.
 
     Raises:
         ValueError: the state is not version 1, a message does not match protocol v1's
@@ -81,7 +86,16 @@ def check_conversation(state: Any) -> tuple[list[dict[str, Any]], bool]:
         out.append(dict(message))
     if open_id is not None:
         raise ValueError("the last tool call has no result")
-    return out, flag
+    return out, flag or any(_untrusted(message) for message in out)
+
+
+def _untrusted(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` is an untrusted tool result: marked ``untrusted``, or fenced."""
+    if message.get("role") != "tool":
+        return False
+    content = message.get("content")
+    fenced = isinstance(content, str) and content.lstrip().startswith(f"<{FENCE_TAG} ")
+    return message.get("untrusted") is True or fenced
 
 
 def check_run(run: Any) -> dict[str, Any]:
