@@ -364,3 +364,30 @@ def test_an_interrupted_run_that_is_not_taken_up(visit: Visit, script: str, word
     assert "tell me about the classic mug" in visit.log()  # the conversation itself stays
     assert visit.record(wait=True)["state"]["run"] is None
     visit.page.unroute("**/plain.html")
+
+
+def test_a_write_that_fails_removes_the_older_record_and_says_so(visit: Visit) -> None:
+    # sessionStorage full (QuotaExceededError) or a private mode that refuses writes: the
+    # next page must not restore the older conversation as if it were the current one.
+    assert visit.ask("tell me about the classic mug")["status"] == "answered"
+    assert visit.record(wait=True) is not None
+    visit.page.evaluate(
+        """() => {
+        const set = Storage.prototype.setItem;
+        Storage.prototype.setItem = function (key, value) {
+          if (String(key).startsWith('site-agent:')) {
+            throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+          }
+          return set.call(this, key, value);
+        };
+    }"""
+    )
+    second = visit.ask("reviews of the classic mug, please")
+    assert second["status"] == "answered"  # this page's conversation goes on
+    visit.page.wait_for_function(
+        f"sessionStorage.getItem({json.dumps(KEY)}) === null", timeout=BOOT_TIMEOUT_MS
+    )
+    assert "cannot be kept for the next page" in visit.log()
+    visit.goto()  # a new page: nothing older is restored
+    visit.open()
+    assert "tell me about the classic mug" not in visit.log()

@@ -380,7 +380,12 @@ export class Panel {
   }
 
   openVisit() {
-    this.#visitLoad ??= import('./visit.js').then((m) => (this.#visit = new m.Visit(this.host.conversation)));
+    this.#visitLoad ??= import('./visit.js').then((m) => {
+      this.#visit = new m.Visit(this.host.conversation);
+      // A write that failed (quota, a private mode): the panel says the conversation stays here.
+      this.#visit.onWriteFailed = () => this.transcript.note(this.t('notSaved'), 'error');
+      return this.#visit;
+    });
     return this.#visitLoad;
   }
 

@@ -34,6 +34,7 @@ export const DEFAULT_STRINGS = {
   newConversation: 'Settings changed: a new conversation starts.',
   newChat: 'New conversation',
   newChatDone: 'New conversation started.',
+  notSaved: 'This conversation cannot be kept for the next page (the browser refused to store it); it goes on here.',
   confirmHeading: 'Allow {tool}?',
   confirmAnnounce: 'Confirmation needed: {tool}. Allow or deny.',
   noDetails: 'No details.',

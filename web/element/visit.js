@@ -6,7 +6,9 @@
 //   conversation: {version: 1, messages, afterUntrusted}, run: run state | null}, ended?}
 // `state` is what the Python controller's state() gives after each step. A record that fails
 // the checks below is removed and the element starts fresh; the conversation is never taken
-// without its afterUntrusted flag. Storage that fails (private mode, quota) is ignored.
+// without its afterUntrusted flag. A write that fails (private mode, quota) removes the record
+// stored before (the next page starts fresh instead of restoring an older conversation) and
+// calls `onWriteFailed`; the page's own conversation goes on.
 
 export const DEADLINE_MS = 30_000; // an interrupted run resumes only within this long
 // During a run, the state after each step is kept in memory at once and stored at most this
@@ -104,10 +106,42 @@ export class Visit {
   #store() {
     if (!this.record?.state) return; // nothing worth keeping before the first step
     this.#dirty = false;
+    const store = storage();
     try {
-      storage()?.setItem(this.key, JSON.stringify(this.record));
-    } catch {}
+      if (!store) throw new DOMException('sessionStorage is not available', 'SecurityError');
+      store.setItem(this.key, JSON.stringify(this.record));
+      this.failed = null;
+    } catch (error) {
+      this.#failed(store, error);
+    }
   }
+
+  /**
+   * A write failed (quota, a private mode that refuses writes, storage blocked): the record
+   * stored before is removed, so that the next page never restores an older conversation as
+   * if it were this one, and `onWriteFailed({removed, error})` is called once per run of
+   * failures (the element says so in the panel). This page's conversation goes on in memory.
+   */
+  #failed(store, error) {
+    let removed = !store;
+    try {
+      store?.removeItem(this.key);
+      removed = true;
+    } catch {}
+    const first = this.failed === null;
+    this.failed = { removed, error: error?.name ?? 'Error' };
+    if (first) {
+      try {
+        this.onWriteFailed?.(this.failed);
+      } catch {}
+    }
+  }
+
+  /** null while writes succeed; else {removed, error} of the last failed write. */
+  failed = null;
+
+  /** Set by the element: called when a write fails (see #failed). */
+  onWriteFailed = null;
 
   clear() {
     this.record = null;
