@@ -49,7 +49,9 @@ booleans; the per-key score is the mean):
   and no extra keys). An expected value may be a webmcp-evals constraint object (every key
   starts with ``$``): ``$pattern`` (regular expression, searched), ``$contains`` (substring),
   ``$gt``/``$gte``/``$lt``/``$lte`` (numbers), ``$type`` (``string``, ``number``,
-  ``boolean``, ``array``, ``object``, ``null``) and ``$any`` (present, any value).
+  ``boolean``, ``array``, ``object``, ``null``) and ``$any`` (present, any value). The
+  arguments scored are the ones the agent would run: a JSON string that holds an object is
+  that object, and ``""`` (or only white space) means no arguments, ``{}``.
 - **arguments, per key**: the share of top-level keys that match: matching expected keys /
   (expected keys + extra keys the model added); 1.0 when both are empty; 0 when the tool is
   wrong.
@@ -73,6 +75,7 @@ from pysite_agent.core.instructions import build_instructions
 from pysite_agent.core.signals import AbortedError, AbortSignal
 from pysite_agent.core.trace import duration_ms, monotonic_ms
 from pysite_agent.core.types import ModelAdapter, ModelRequest, RegisteredTool, canonical_json
+from pysite_agent.core.validation import coerce_arguments
 from pysite_agent.core.wire import (
     answer_message,
     parse_reply,
@@ -571,7 +574,10 @@ async def run_eval(
                 if not step.tool_choice or expected is None:
                     break
                 call_id = f"eval_{index + 1}"
-                messages.append(tool_call_message(call_id, reply["name"], reply.get("arguments")))
+                given = reply.get("arguments")
+                coerced = coerce_arguments(given)
+                arguments = given if coerced is None else coerced
+                messages.append(tool_call_message(call_id, reply["name"], arguments))
                 text = case.results[index] if index < len(case.results) else DEFAULT_RESULT
                 messages.append(tool_result_message(call_id, reply["name"], text))
             for expected in wanted[len(result.steps) :]:  # not reached: wrong
@@ -596,6 +602,10 @@ def _score(expected: ExpectedCall | None, reply: dict[str, Any]) -> StepResult:
         return StepResult(None, reply, ok, ok, 1.0 if ok else 0.0)
     if reply.get("type") != "tool" or reply.get("name") != expected.name:
         return StepResult(expected, reply, False, False, 0.0)
-    arguments = reply.get("arguments")
+    # Scored on what the agent would run: a JSON string that holds an object is that object,
+    # "" means no arguments (pysite_agent.core.validation.coerce_arguments).
+    raw = reply.get("arguments")
+    coerced = coerce_arguments(raw)
+    arguments = raw if coerced is None else coerced
     exact = arguments_match(expected.arguments, arguments)
     return StepResult(expected, reply, True, exact, key_score(expected.arguments, arguments))

@@ -13,6 +13,7 @@ import asyncio
 import json
 import pkgutil
 import sys
+import urllib.parse
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,12 +31,19 @@ class _Response:
         return self._body
 
 
-def httpx_fetch(*, timeout_s: float = 60.0) -> Any:
+DEFAULT_ORIGIN = "http://localhost:5180"
+"""The ``Origin`` the eval sends by default: the demo shop's, which the example proxy
+(``examples/proxy_server.py``, docs/server.md) allows. A browser always sends its page's
+origin, and the proxy answers 403 ``forbidden-origin`` to a request without one."""
+
+
+def httpx_fetch(*, timeout_s: float = 60.0, origin: str | None = DEFAULT_ORIGIN) -> Any:
     """A ``fetch(url, init)`` for :func:`pysite_agent.proxy` on CPython, over ``httpx``.
 
     ``init`` is what ``proxy()`` passes (``method``, ``headers``, ``body``; ``credentials`` and
     ``signal`` have no meaning here). The response is read whole (the eval does not stream).
-    ``timeout_s`` is httpx's timeout in seconds for each request.
+    ``timeout_s`` is httpx's timeout in seconds for each request. ``origin`` is sent as the
+    ``Origin`` header, as a browser page would (``None``: none).
 
     Raises:
         SystemExit: ``httpx`` is not installed (it comes with the ``server`` extra).
@@ -48,11 +56,14 @@ def httpx_fetch(*, timeout_s: float = 60.0) -> Any:
         ) from None
 
     async def fetch(url: str, init: Mapping[str, Any]) -> _Response:
+        headers = dict(init.get("headers") or {})
+        if origin is not None and not any(k.lower() == "origin" for k in headers):
+            headers["origin"] = origin
         async with httpx.AsyncClient(timeout=timeout_s) as client:
             response = await client.request(
                 str(init.get("method", "GET")),
                 url,
-                headers=dict(init.get("headers") or {}),
+                headers=headers,
                 content=init.get("body"),
             )
             return _Response(response.status_code, response.headers, response.text)
@@ -111,6 +122,16 @@ def add_command(sub: Any) -> None:
         metavar="NAME:VALUE",
         help="a header for --proxy (e.g. a session token; never a provider key)",
     )
+    p.add_argument(
+        "--origin",
+        default=DEFAULT_ORIGIN,
+        metavar="ORIGIN",
+        help=(
+            "the Origin header sent to --proxy, as the page's browser would send it: one of "
+            f"the proxy's allowed origins (default {DEFAULT_ORIGIN}, which the example proxy "
+            "allows)"
+        ),
+    )
     p.add_argument("--instructions", help="the site's instructions (default: the set's)")
     p.add_argument("--json", metavar="OUT", help="also write the report as JSON ('-': stdout)")
     p.add_argument(
@@ -136,7 +157,8 @@ def _model(args: argparse.Namespace) -> Any:
                 raise SystemExit(f"--header wants NAME:VALUE, got {item!r}")
             headers[name.strip()] = value.strip()
         try:
-            return proxy(args.proxy, headers=headers, fetch=httpx_fetch(timeout_s=args.timeout_s))
+            fetch = httpx_fetch(timeout_s=args.timeout_s, origin=_origin(args.origin))
+            return proxy(args.proxy, headers=headers, fetch=fetch)
         except (TypeError, ValueError) as exc:
             raise SystemExit(f"--proxy: {exc}") from None
     if args.custom:
@@ -144,6 +166,13 @@ def _model(args: argparse.Namespace) -> Any:
     from pysite_agent.models.demo_rules import demo_rules
 
     return demo_rules()
+
+
+def _origin(value: str) -> str:
+    parts = urllib.parse.urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):
+        raise SystemExit(f"--origin wants scheme://host[:port], got {value!r}")
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _read_json(path: str, what: str) -> Any:
@@ -156,8 +185,9 @@ def _read_json(path: str, what: str) -> Any:
 
 
 def run_eval_command(args: argparse.Namespace) -> int:
-    """Exit status: 0, 1 below ``--min-tool-choice``, 2 for unusable input (message on
-    stderr)."""
+    """Exit status: 0; 1 when a case failed with an error (the model could not be reached or
+    refused, e.g. 403 ``forbidden-origin``: a CI gate must not read that as a score) or the
+    total is below ``--min-tool-choice``; 2 for unusable input (message on stderr)."""
     from pysite_agent.agent.evals import EvalSetError, load_eval_set, run_eval
 
     try:
@@ -180,6 +210,21 @@ def run_eval_command(args: argparse.Namespace) -> int:
             Path(args.json).write_text(
                 json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
             )
+    errored = [c for c in data["cases"] if c.get("error")]
+    if errored:
+        first = errored[0]["error"]
+        print(
+            f"{len(errored)} of {len(data['cases'])} cases failed with an error (first: "
+            f"{first['code']}: {first['message']})",
+            file=sys.stderr,
+        )
+        if args.proxy and "forbidden-origin" in first["message"]:
+            print(
+                f"the proxy did not allow the origin {args.origin}: pass --origin with one of "
+                "its allowed origins (its --allowed-origin)",
+                file=sys.stderr,
+            )
+        return 1
     minimum = args.min_tool_choice
     if minimum is not None and data["total"]["toolChoice"] < minimum:
         print(
