@@ -161,5 +161,46 @@ export async function executeTool(hooks, tool, input, options, argc) {
   }
   if (!entry?.listed) throw new DOMException(`No tool named "${name}" is registered`, 'UnknownError');
   await checkInput(entry, args);
-  return entry.context[RUN](entry, args, signal);
+  return watched(hooks.here, entry, () => entry.context[RUN], args, signal);
+}
+
+/** One signal that aborts when `signal` (the caller's, maybe from another realm) or `own` does. */
+function linkSignals(signal, own) {
+  if (!signal) return own;
+  const both = new AbortController();
+  const forward = (from) => () => both.abort(from.reason);
+  if (signal.aborted) both.abort(signal.reason);
+  else signal.addEventListener('abort', forward(signal), { once: true });
+  if (own.aborted) both.abort(own.reason);
+  else own.addEventListener('abort', forward(own), { once: true });
+  return both.signal;
+}
+
+/**
+ * Runs `entry` in the context that registered it, and ends the call at once when that
+ * context's frame goes away (rejects with UnknownError) or the calling page goes away
+ * (`here.calling` is aborted on its pagehide: the tool's signal aborts and toolcancel fires
+ * there), instead of waiting forever for a realm that is gone.
+ */
+function watched(here, entry, runner, args, signal) {
+  const own = new AbortController();
+  const linked = linkSignals(signal, own.signal);
+  here.calling.add(own);
+  const host = entry.window;
+  const poll = host && host !== here.window
+    ? setInterval(() => {
+      if (host.closed) own.abort(new DOMException('The frame that hosts this tool went away while it ran.', 'UnknownError'));
+    }, 50)
+    : null;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(own.signal.reason);
+    own.signal.addEventListener('abort', onAbort, { once: true });
+    Promise.resolve()
+      .then(() => runner()(entry, args, linked))
+      .then(resolve, reject)
+      .finally(() => own.signal.removeEventListener('abort', onAbort));
+  }).finally(() => {
+    if (poll !== null) clearInterval(poll);
+    here.calling.delete(own);
+  });
 }

@@ -170,6 +170,7 @@ function sharedRegistry(win) {
 class Impl {
   #registry;
   #window;
+  #calling = new Set(); // executeTool calls this context made that still run: AbortControllers
 
   constructor(context, win) {
     this.context = context;
@@ -182,6 +183,8 @@ class Impl {
     // A frame that goes away takes its tools with it.
     win?.addEventListener('pagehide', (event) => {
       if (event.persisted) return; // kept in the back/forward cache: it may come back
+      // The calls this page made end: their tools' signals abort, toolcancel fires there.
+      for (const own of [...this.#calling]) own.abort(new DOMException('The page that called this tool went away.', 'AbortError'));
       this.#registry.contexts.delete(context);
       for (const entry of [...this.#registry.tools.values()]) {
         if (entry.context === context) this.#remove(entry);
@@ -321,9 +324,12 @@ class Impl {
         out.name = e.name;
         out.origin = e.origin;
         if (e.outputSchema !== undefined) out.outputSchema = JSON.parse(e.outputSchema);
-        out.source = e.window; // Chrome 160's name for `window`
         out.title = e.title;
         out.window = e.window;
+        // Chrome 160's name for `window`, for code written for it: not enumerable, so that
+        // JSON.stringify, structuredClone/postMessage and {...tool} never meet a Window
+        // (code for Chrome up to 159 leaves out `window` only).
+        Object.defineProperty(out, 'source', { value: e.window, configurable: true, writable: true });
         return out;
       }));
     });
@@ -336,7 +342,8 @@ class Impl {
 
   #callHooks() {
     const registry = this.#registry;
-    return { registry, frames, fail, toDOMString, jsonText, readSignal, nextTask, RUN };
+    const here = { calling: this.#calling, window: this.#window };
+    return { registry, frames, fail, toDOMString, jsonText, readSignal, nextTask, RUN, here };
   }
 
   /** Runs `entry` (a tool this context registered) in this context's realm (webmcp/calls.js). */

@@ -111,14 +111,16 @@ export function runForm(entry, args, signal, fire, hooks, shared) {
       let response = null;
       agentSubmits.set(event, (promise) => {
         response = promise;
+        responded = true;
       });
       // After the page's own submit listeners have run:
       setTimeout(() => {
         finish();
-        if (!form.isConnected) {
-          reject(new DOMException('The form was removed while its tool ran.', 'UnknownError'));
-        } else if (response) {
+        if (response) {
+          // A respondWith() made before the form went away still answers the call.
           response.then((value) => resolve(typeof value === 'string' ? value : JSON.stringify(value ?? null)), reject);
+        } else if (!form.isConnected) {
+          reject(new DOMException('The form was removed while its tool ran.', 'UnknownError'));
         } else if (event.defaultPrevented) {
           resolve('The form was submitted; the page handled it.');
         } else {
@@ -126,7 +128,9 @@ export function runForm(entry, args, signal, fire, hooks, shared) {
         }
       }, 0);
     };
+    let responded = false;
     const gone = (why) => {
+      if (responded) return; // its respondWith() answers (see onSubmit)
       finish();
       reject(new DOMException(why, 'UnknownError'));
     };

@@ -53,19 +53,43 @@ export function announce(hooks) {
   }
 }
 
-/** Runs a tool of another frame; resolves with its result text. */
+/**
+ * Runs a tool of another frame; resolves with its result text. The call ends at once when
+ * that frame goes away (UnknownError) and, when this page goes away, the frame is told to
+ * abort it (its tool's signal fires, toolcancel fires there).
+ */
 export function callRemote(remote, name, args, signal) {
   return new Promise((resolve, reject) => {
     const id = `${Date.now()}-${nextId++}`;
-    calls.set(id, { resolve, reject });
+    const poll = setInterval(() => {
+      if (remote.source.closed) end(new DOMException('The frame that hosts this tool went away while it ran.', 'UnknownError'));
+    }, 50);
+    const end = (error, value) => {
+      if (!calls.delete(id)) return;
+      clearInterval(poll);
+      if (error) reject(error);
+      else resolve(value);
+    };
+    calls.set(id, { resolve: (value) => end(null, value), reject: end, remote });
     remote.source.postMessage({ [MARK]: 'call', id, name, args }, remote.origin);
     signal?.addEventListener('abort', () => {
-      if (!calls.delete(id)) return;
+      if (!calls.has(id)) return;
       remote.source.postMessage({ [MARK]: 'abort', id }, remote.origin);
-      reject(signal.reason);
+      end(signal.reason);
     }, { once: true });
   });
 }
+
+// This page goes away: the frames running its calls stop them.
+globalThis.addEventListener?.('pagehide', (event) => {
+  if (event.persisted) return;
+  for (const [id, call] of [...calls]) {
+    try {
+      call.remote.source.postMessage({ [MARK]: 'abort', id }, call.remote.origin);
+    } catch {}
+    call.reject(new DOMException('The page that called this tool went away.', 'AbortError'));
+  }
+});
 
 function error(name, message) {
   return new DOMException(message, name);
@@ -87,16 +111,24 @@ export function onMessage(hooks, event) {
     }
     const controller = new AbortController();
     running.set(data.id, controller);
+    // A caller frame removed without a word: its call is cancelled here too.
+    const caller = event.source;
+    const poll = setInterval(() => {
+      if (caller.closed) controller.abort(error('AbortError', 'The page that called this tool went away.'));
+    }, 100);
     Promise.resolve()
       .then(() => hooks.run(entry, data.args ?? {}, controller.signal))
       .then((value) => reply({ ok: true, value }), (e) => reply({ ok: false, name: e?.name ?? 'UnknownError', message: String(e?.message ?? e) }))
-      .finally(() => running.delete(data.id));
+      .catch(() => {}) // the caller is gone: nobody to answer
+      .finally(() => {
+        clearInterval(poll);
+        running.delete(data.id);
+      });
   } else if (kind === 'abort') {
     running.get(data.id)?.abort(error('AbortError', 'The caller cancelled this tool call.'));
   } else if (kind === 'result') {
     const call = calls.get(data.id);
     if (!call) return;
-    calls.delete(data.id);
     if (data.ok) call.resolve(data.value);
     else call.reject(error(data.name, data.message));
   }
