@@ -128,6 +128,17 @@ class Provider(Protocol):
     def stream_reader(self) -> StreamReader: ...
 
 
+def is_keepalive(event: ServerSentEvent) -> bool:
+    """An event that only keeps the connection open: empty data, or data that is itself a
+    comment (``data: : keepalive``, which some gateways send instead of a comment line)."""
+    data = event.data.strip()
+    return (
+        not data
+        or data.startswith(":")
+        or (event.event in ("keepalive", "ping") and not data.startswith("{"))
+    )
+
+
 def event_json(event: ServerSentEvent) -> Any:
     """An event's data as JSON (:class:`Unusable` when it is not)."""
     from pysite_agent.server import _jsonutil

@@ -37,6 +37,7 @@ from pysite_agent.server.providers._base import (
     as_object,
     busy_status,
     event_json,
+    is_keepalive,
     obj,
     parse_arguments,
     root_object_schema,
@@ -157,6 +158,8 @@ class AnthropicStream:
         self._ended = False
 
     def feed(self, event: ServerSentEvent) -> list[str]:
+        if is_keepalive(event):
+            return []
         data = obj(event_json(event), "a stream event")
         kind = data.get("type", event.event)
         if kind == "error" or event.event == "error":

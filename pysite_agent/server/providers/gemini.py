@@ -41,6 +41,7 @@ from pysite_agent.server.providers._base import (
     as_object,
     busy_status,
     event_json,
+    is_keepalive,
     obj,
     tool_reply,
 )
@@ -356,6 +357,8 @@ class GeminiStream:
         self._blocked: Any = None
 
     def feed(self, event: ServerSentEvent) -> list[str]:
+        if is_keepalive(event):
+            return []
         data = obj(event_json(event), "a stream chunk")
         if "error" in data:
             raise StreamFailed(json.dumps(data)[:2000], busy_status(data))

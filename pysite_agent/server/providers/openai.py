@@ -42,6 +42,7 @@ from pysite_agent.server.providers._base import (
     answer_reply,
     busy_status,
     event_json,
+    is_keepalive,
     obj,
     parse_arguments,
     root_object_schema,
@@ -174,6 +175,8 @@ class OpenAIStream:
     def feed(self, event: ServerSentEvent) -> list[str]:
         if event.data.strip() == "[DONE]":
             self._ended = True
+            return []
+        if is_keepalive(event):
             return []
         data = obj(event_json(event), "a chunk")
         if "error" in data:
