@@ -28,7 +28,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, NoReturn
+from typing import Any, Final, NoReturn, TypeVar
 
 import httpx
 
@@ -51,6 +51,7 @@ from pysite_agent.server.providers import PROVIDERS, Prepared, Unusable
 from pysite_agent.server.providers._base import BUSY_STATUSES, StreamFailed
 
 logger = logging.getLogger("pysite_agent.server")
+_T = TypeVar("_T")
 
 MAX_UPSTREAM_BYTES: Final = 4 * 1024 * 1024
 HEALTH_TIMEOUT_S: Final = 3.0
@@ -876,7 +877,7 @@ class ProxyApp:
         return _stream.event("error", {"error": error})
 
 
-async def _unless_gone(call: Awaitable[Any], receive: Receive) -> Any:
+async def _unless_gone(call: Awaitable[_T], receive: Receive) -> _T:
     """``await call``, unless the client disconnects first: then ``call`` is cancelled (which
     closes the upstream request at once) and :class:`ClientGone` is raised.
 
