@@ -453,8 +453,7 @@ class AgentRun:
             self._result(call, checked.model_text, checked.model_text, is_error=True)
             return
         tool, args = checked
-        # Listeners, the trace and the conversation get their own copy (gateway.frozen).
-        bound_call = ToolCall(call.id, call.name, gateway.frozen(args))
+        bound_call = ToolCall(call.id, call.name, gateway.frozen(args))  # listeners' own copy
         trace.add(
             "tool-call",
             call=_jsonable(bound_call.to_json()),

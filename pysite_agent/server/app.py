@@ -28,12 +28,13 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, NoReturn, TypeVar
+from typing import Any, Final, NoReturn
 
 import httpx
 
 from pysite_agent.core.sse import SSEParser, format_event
 from pysite_agent.server import _conversation, _jsonutil, _stream, _validate
+from pysite_agent.server._client import ClientGone, read_body, unless_gone
 from pysite_agent.server._errors import (
     InternalError,
     ProxyError,
@@ -51,7 +52,6 @@ from pysite_agent.server.providers import PROVIDERS, Prepared, Unusable
 from pysite_agent.server.providers._base import BUSY_STATUSES, StreamFailed
 
 logger = logging.getLogger("pysite_agent.server")
-_T = TypeVar("_T")
 
 MAX_UPSTREAM_BYTES: Final = 4 * 1024 * 1024
 HEALTH_TIMEOUT_S: Final = 3.0
@@ -100,10 +100,6 @@ class Outcome:
     bucket: str = "-"
 
 
-class ClientGone(Exception):
-    """The client disconnected before its body arrived."""
-
-
 class _Refused(Exception):
     def __init__(self, response: Response) -> None:
         super().__init__(response.status)
@@ -142,23 +138,6 @@ def caps(options: Options) -> dict[str, int]:
         "maxBodyBytes": options.max_body_bytes,
         "maxTools": options.max_tools,
     }
-
-
-async def read_body(receive: Receive, cap: int) -> bytes | None:
-    """The request body, or ``None`` as soon as it passes ``cap`` bytes."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ClientGone
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > cap:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
 
 
 class ProxyApp:
@@ -393,8 +372,8 @@ class ProxyApp:
         body = await self._body(scope, receive)
         prepared = self._prepare(body)
         if _stream.wants_stream(scope):
-            return await _unless_gone(self._open_stream(prepared, outcome), receive)
-        reply = await _unless_gone(self._upstream(prepared, outcome), receive)
+            return await unless_gone(self._open_stream(prepared, outcome), receive)
+        reply = await unless_gone(self._upstream(prepared, outcome), receive)
         return Response(200, self._serialize(reply), [(b"content-type", b"application/json")])
 
     def _serialize(self, reply: dict[str, Any]) -> bytes:
@@ -875,36 +854,6 @@ class ProxyApp:
         if busy is not None:
             error["upstreamStatus"] = busy
         return _stream.event("error", {"error": error})
-
-
-async def _unless_gone(call: Awaitable[_T], receive: Receive) -> _T:
-    """``await call``, unless the client disconnects first: then ``call`` is cancelled (which
-    closes the upstream request at once) and :class:`ClientGone` is raised.
-
-    The request body has been read whole, so the next ASGI message is ``http.disconnect``.
-    """
-
-    async def gone() -> None:
-        while True:
-            if (await receive())["type"] == "http.disconnect":
-                return
-            await asyncio.sleep(0)  # never a busy loop on a server that sends something else
-
-    task = asyncio.ensure_future(call)
-    watcher = asyncio.ensure_future(gone())
-    try:
-        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-    except BaseException:
-        task.cancel()
-        raise
-    finally:
-        watcher.cancel()
-    if not task.done():
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        raise ClientGone
-    return task.result()
 
 
 def _is_json(content_type: str) -> bool:

@@ -128,7 +128,9 @@ def test_c24_storage_that_cannot_even_be_read_never_breaks_the_conversation() ->
     )
     assert got["read"] is None
     assert got["record"] is True  # the page's own conversation goes on in memory
-    assert got["failures"] == [{"removed": True, "error": "SecurityError"}]
+    [failure] = got["failures"]
+    assert failure["removed"] is True and failure["error"] == "SecurityError"
+    assert "cannot be kept for the next page" in failure["message"]
 
 
 def test_c26_an_input_schema_as_an_object_or_null_is_taken_as_it_is() -> None:

@@ -16,6 +16,8 @@ export const DEADLINE_MS = 30_000; // an interrupted run resumes only within thi
 // step. The element stores the state at once when no run is going on (a run ended).
 export const STORE_EVERY_MS = 250;
 const PREFIX = 'site-agent:';
+// What the panel says when a write fails (the element shows it as an error note).
+export const NOT_SAVED = 'this conversation cannot be kept for the next page (the browser refused to store it); it goes on here.';
 const MAX_LOG = 200;
 
 function storage() {
@@ -39,8 +41,10 @@ function valid(r, name) {
 }
 
 export class Visit {
-  constructor(name) {
+  /** `onWriteFailed({removed, error, message})`: called when a write fails (see #failed). */
+  constructor(name, onWriteFailed = null) {
     this.name = name;
+    this.onWriteFailed = onWriteFailed;
     this.key = PREFIX + name;
     this.record = null;
     this.frozen = false; // after pagehide: the page is going away, the record is final
@@ -129,7 +133,7 @@ export class Visit {
       removed = true;
     } catch {}
     const first = this.failed === null;
-    this.failed = { removed, error: error?.name ?? 'Error' };
+    this.failed = { removed, error: error?.name ?? 'Error', message: NOT_SAVED };
     if (first) {
       try {
         this.onWriteFailed?.(this.failed);
@@ -137,11 +141,8 @@ export class Visit {
     }
   }
 
-  /** null while writes succeed; else {removed, error} of the last failed write. */
+  /** null while writes succeed; else {removed, error, message} of the last failed write. */
   failed = null;
-
-  /** Set by the element: called when a write fails (see #failed). */
-  onWriteFailed = null;
 
   clear() {
     this.record = null;
