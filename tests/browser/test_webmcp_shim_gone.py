@@ -193,3 +193,31 @@ def test_respond_with_before_the_form_is_removed_answers_the_call(
     }"""
     )
     assert got == {"ok": True, "value": '{"found":"mug"}'}
+
+
+def test_a_thrown_non_error_value_is_named_in_the_rejection(mc_page: Any) -> None:
+    got = run(
+        mc_page,
+        """
+        const thrown = {string: 'out of stock', number: 42, object: {code: 'E_STOCK', left: 0},
+                        nothing: null, missing: undefined, empty: ''};
+        const out = {};
+        for (const [name, value] of Object.entries(thrown)) {
+          await mc.registerTool({name, description: 'd', execute: () => { throw value; }});
+          const [tool] = (await mc.getTools()).filter((t) => t.name === name);
+          out[name] = await outcome(mc.executeTool(tool, {}));
+        }
+        return out;
+        """,
+    )
+    for name, words in {
+        "string": "out of stock",
+        "number": "42",
+        "object": '{"code":"E_STOCK","left":0}',
+        "nothing": "threw null",
+        "missing": "threw undefined",
+        "empty": "empty string",
+    }.items():
+        assert got[name]["ok"] is False and got[name]["name"] == "UnknownError"
+        assert words in got[name]["message"], (name, got[name])
+        assert "[object Object]" not in got[name]["message"]
