@@ -116,7 +116,7 @@ def test_c24_storage_that_cannot_even_be_read_never_breaks_the_conversation() ->
         """
         Object.defineProperty(globalThis, 'sessionStorage', { get() {
           throw new DOMException('Access is denied for this document.', 'SecurityError'); } });
-        const { Visit } = await import('./web/visit.js');
+        const { Visit } = await import('./web/element/visit.js');
         const visit = new Visit('default');
         const failures = [];
         visit.onWriteFailed = (f) => failures.push(f);
