@@ -188,7 +188,11 @@ def test_respond_with_before_the_form_is_removed_answers_the_call(
         """async () => {
         const form = document.getElementById('auto');
         form.addEventListener('submit', () => form.remove());  // after the page's respondWith
-        const [tool] = (await mc.getTools()).filter((t) => t.name === 'quick_search');
+        let tool;
+        for (let i = 0; i < 400 && !tool; i++) {  // form tools are registered in a later task
+          [tool] = (await mc.getTools()).filter((t) => t.name === 'quick_search');
+          if (!tool) await settle(25);
+        }
         return outcome(mc.executeTool(tool, {q: 'mug'}));
     }"""
     )
