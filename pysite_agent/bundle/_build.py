@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pysite_agent.bundle import _fetch, _lock, _pins, _wheels
+from pysite_agent.bundle import _fetch, _jscomments, _lock, _pins, _wheels
 
 MANIFEST = "bundle-manifest.json"
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent  # .../pysite_agent
@@ -95,7 +95,20 @@ def _copy_tree(src: Path, dest: Path) -> None:
         if path.is_file():
             target = dest / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+            _copy_asset(path, target)
+
+
+def _copy_asset(path: Path, target: Path) -> None:
+    """Copy one page-side file; a ``.js`` file goes without its comments (_jscomments.py)."""
+    if path.suffix != ".js":
+        shutil.copyfile(path, target)
+        return
+    source = path.read_text(encoding="utf-8")
+    try:
+        stripped = _jscomments.strip_comments(source)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    target.write_text(stripped, encoding="utf-8")
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -229,7 +242,7 @@ def build_bundle(
         # 5. The page-side files.
         loader, web = _asset_sources()
         if loader.is_file():
-            shutil.copyfile(loader, tmp / "loader.js")
+            _copy_asset(loader, tmp / "loader.js")
         if web.is_dir():
             _copy_tree(web, tmp / "web")
 
