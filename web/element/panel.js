@@ -14,7 +14,7 @@ import { Transcript } from './transcript.js';
 import { Card } from './card.js';
 import { Runs } from './runs.js';
 import { renderSetup, bootProgress } from './setup.js';
-import { createModelContext } from '../webmcp/shim.js';
+import { createModelContext, pageModelContext } from '../webmcp/shim.js';
 import { connectAgent, mark } from '../runtime/runtime.js';
 
 /** A JS error from an envelope's error ({code, message}): name SiteAgentError. */
@@ -286,6 +286,8 @@ export class Panel {
       started: (text, run) => this.#started(text, run),
       confirm: (json, signal) => this.#confirm(JSON.parse(json), signal),
       save: (json, run) => this.#save(JSON.parse(json), run),
+      // The page's tools, for a runtime that cannot look (a worker has no document).
+      modelContext: pageModelContext,
       // models="local" with Python on this thread: the engine host loads on first use only.
       localEngine: (options) => import('../runtime/local-model.js').then((m) => m.createLocalEngine(options)),
     };

@@ -191,9 +191,11 @@ class AgentHost {
 
   target(key) {
     if (key === 'page') {
-      const context = globalThis.document?.modelContext;
-      if (!context) throw new DOMException('This page has no document.modelContext.', 'NotFoundError');
-      return context;
+      // The element hands the page's tools in (web/webmcp/shim.js looks them up).
+      if (typeof this.bridge.modelContext !== 'function') {
+        throw new DOMException('This page has no document.modelContext.', 'NotFoundError');
+      }
+      return this.bridge.modelContext();
     }
     return this.slot(key);
   }

@@ -115,6 +115,16 @@ export function isShim(object) {
   return object !== null && typeof object === 'object' && object[BRAND] === true;
 }
 
+/**
+ * The page's `document.modelContext` (native or this shim). Throws a `NotFoundError`
+ * DOMException when the page has none. The one place the page's tools are looked up.
+ */
+export function pageModelContext() {
+  const context = globalThis.document?.modelContext;
+  if (!context) throw new DOMException('This page has no document.modelContext.', 'NotFoundError');
+  return context;
+}
+
 /** True when the browser itself provides `document.modelContext`. */
 export function hasNativeModelContext() {
   if (typeof Document === 'undefined' || typeof document === 'undefined') return false;
