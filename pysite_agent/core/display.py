@@ -21,7 +21,14 @@ from html import escape
 from typing import Any
 
 from pysite_agent.core.events import AgentEvent, RunResult
-from pysite_agent.core.trace_view import as_dict, frame, render_trace_html, shorten, trace_text
+
+
+def _view() -> Any:
+    """:mod:`pysite_agent.core.trace_view`, imported on first display (not at start-up, so
+    a page that never shows a trace does not pay for it)."""
+    from pysite_agent.core import trace_view
+
+    return trace_view
 
 
 def trace_of(value: Any) -> dict[str, Any]:
@@ -72,44 +79,50 @@ class TraceView:
         self.title = title
 
     def html(self) -> str:
+        from pysite_agent.core.trace_view import render_trace_html
+
         return render_trace_html(self.trace, title=self.title)
 
     def _repr_html_(self) -> str:
+        from pysite_agent.core.trace_view import frame
+
         return frame(self.html(), title=self.title, rows=len(self.trace["steps"]))
 
     def __repr__(self) -> str:
+        from pysite_agent.core.trace_view import trace_text
+
         return trace_text(self.trace)
 
 
 def event_line(event: dict[str, Any]) -> str:
     """One line of plain text for an event's JSON form."""
     kind = str(event.get("type", "?"))
-    call = as_dict(event.get("call"))
+    call = _view().as_dict(event.get("call"))
     if kind == "thinking":
         detail = f"step {event.get('step')} ({event.get('model')})"
     elif kind == "tool-call":
-        detail = f"{call.get('name')} {shorten(call.get('arguments'))}"
+        detail = f"{call.get('name')} {_view().shorten(call.get('arguments'))}"
     elif kind == "confirm-request":
-        request = as_dict(event.get("request"))
-        asked = as_dict(request.get("call"))
+        request = _view().as_dict(event.get("request"))
+        asked = _view().as_dict(request.get("call"))
         detail = f"{asked.get('name')}? (reason: {request.get('reason')})"
     elif kind == "confirm-result":
-        decision = as_dict(event.get("decision"))
+        decision = _view().as_dict(event.get("decision"))
         verdict = "allowed" if decision.get("allowed") is True else "denied"
         detail = f"{verdict} by {decision.get('by')}"
     elif kind == "tool-result":
         mark = " [error]" if event.get("isError") else ""
         mark += " [untrusted]" if event.get("untrusted") else ""
-        detail = f"{call.get('name')}{mark}: {shorten(event.get('text', ''))}"
+        detail = f"{call.get('name')}{mark}: {_view().shorten(event.get('text', ''))}"
     elif kind in ("answer", "text-delta"):
-        detail = shorten(event.get("text", ""))
+        detail = _view().shorten(event.get("text", ""))
     elif kind == "error":
-        detail = f"{event.get('code')}: {shorten(event.get('message', ''))}"
+        detail = f"{event.get('code')}: {_view().shorten(event.get('message', ''))}"
     elif kind == "done":
-        result = as_dict(event.get("result"))
+        result = _view().as_dict(event.get("result"))
         detail = str(result.get("status"))
     else:
-        detail = shorten({k: v for k, v in event.items() if k != "type"})
+        detail = _view().shorten({k: v for k, v in event.items() if k != "type"})
     return f"{kind:<15} {detail}".rstrip()
 
 
@@ -157,6 +170,8 @@ class EventLog(list[AgentEvent]):
     title = "pysite-agent events"
 
     def _repr_html_(self) -> str:
+        from pysite_agent.core.trace_view import frame
+
         events = [_event_json(e) for e in self]
         return frame(
             events_document(events, title=self.title), title=self.title, rows=len(events) // 2

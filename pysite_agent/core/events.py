@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
 from pysite_agent.core.errors import SiteAgentError
-from pysite_agent.core.trace_view import frame, render_trace_html, trace_text
 from pysite_agent.core.types import ConfirmRequest, Decision, RunStatus, ToolCall
 
 
@@ -38,6 +37,8 @@ class RunResult:
         """The trace timeline, titled with how the run ended, in a sandboxed frame (notebooks;
         :mod:`pysite_agent.core.display`)."""
         title = f"pysite-agent run: {self.status}"
+        from pysite_agent.core.trace_view import frame, render_trace_html
+
         document = render_trace_html(self.trace, title=title)
         return frame(document, title=title, rows=len(self.trace.get("steps", [])))
 
@@ -46,6 +47,8 @@ class RunResult:
         head = f"RunResult(status={self.status!r}, answer={self.answer!r}"
         if self.error is not None:
             head += f", error={self.error.code!r}: {self.error.message!r}"
+        from pysite_agent.core.trace_view import trace_text
+
         return f"{head})\n{trace_text(self.trace)}"
 
 

@@ -286,8 +286,9 @@ export class Panel {
       started: (text, run) => this.#started(text, run),
       confirm: (json, signal) => this.#confirm(JSON.parse(json), signal),
       save: (json, run) => this.#save(JSON.parse(json), run),
-      // The page's tools, for a runtime that cannot look (a worker has no document).
-      modelContext: pageModelContext,
+      // The page's document.modelContext, for the worker host (a worker has no document).
+      // Not `modelContext`: that member, when given, replaces the page's tools in Python.
+      pageTools: pageModelContext,
       // models="local" with Python on this thread: the engine host loads on first use only.
       localEngine: (options) => import('../runtime/local-model.js').then((m) => m.createLocalEngine(options)),
     };

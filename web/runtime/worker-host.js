@@ -192,10 +192,10 @@ class AgentHost {
   target(key) {
     if (key === 'page') {
       // The element hands the page's tools in (web/webmcp/shim.js looks them up).
-      if (typeof this.bridge.modelContext !== 'function') {
+      if (typeof this.bridge.pageTools !== 'function') {
         throw new DOMException('This page has no document.modelContext.', 'NotFoundError');
       }
-      return this.bridge.modelContext();
+      return this.bridge.pageTools();
     }
     return this.slot(key);
   }
