@@ -186,7 +186,12 @@ def test_a_visit_makes_the_snapshot_and_the_next_page_uses_it_with_the_conversat
 
 def test_a_damaged_snapshot_is_refused_and_python_starts_normally(page: Any, site: Any) -> None:
     page.goto(site.url + "snapshot-test.html")
-    assert len(page.evaluate(STORED)) == 1  # the visit's
+    if not page.evaluate(STORED):  # WebKit: the visit's may be gone with its pages
+        made = page.evaluate(BOOT, {})
+        assert made["info"]["made"] is True, made
+        assert page.evaluate("window.__saved")["saved"] is True
+        page.goto(site.url + "snapshot-test.html")
+    assert len(page.evaluate(STORED)) == 1
     page.evaluate(DAMAGE, "truncate")
     result = page.evaluate(BOOT, {})
     assert result["check"] == WORKS, result

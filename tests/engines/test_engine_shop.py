@@ -14,15 +14,23 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
 from element_support import EL, Shop
 from engine_support import instrument, start_engine_site
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from stub_upstream import KEY, MODEL, AppServer, Reply, StubUpstream, base_url, serve_tool_chooser
-from stub_upstream import stream_reply
+from stub_upstream import (
+    KEY,
+    MODEL,
+    AppServer,
+    Reply,
+    StubUpstream,
+    base_url,
+    serve_tool_chooser,
+    stream_reply,
+)
 
 pytestmark = pytest.mark.engines
 
