@@ -23,7 +23,7 @@ if str(REPO / "tests" / "browser") not in sys.path:
 
 from element_support import RECORDER, e2e_bundle  # noqa: E402
 
-from pysite_agent._demo import DemoServer, PostHandler  # noqa: E402
+from pysite_agent.cli.demo import DemoServer, PostHandler  # noqa: E402
 
 
 class Unavailable(Exception):
@@ -88,7 +88,7 @@ class EngineSite(DemoServer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.headers_for: dict[str, dict[str, str]] = {}
-        from pysite_agent import _demo
+        from pysite_agent.cli import demo as _demo
 
         site = self
 
