@@ -184,7 +184,9 @@ def test_a_visit_makes_the_snapshot_and_the_next_page_uses_it_with_the_conversat
     page.evaluate("sessionStorage.clear()")
 
 
-def test_a_damaged_snapshot_is_refused_and_python_starts_normally(page: Any, site: Any) -> None:
+def test_a_damaged_snapshot_is_refused_and_python_starts_normally(
+    page: Any, site: Any, engine: str
+) -> None:
     page.goto(site.url + "snapshot-test.html")
     if not page.evaluate(STORED):
         # WebKit: the entry the visit stored was gone after the later navigations (see
@@ -201,7 +203,11 @@ def test_a_damaged_snapshot_is_refused_and_python_starts_normally(page: Any, sit
     assert result["info"]["reason"].startswith("truncated"), result["info"]
     assert result["info"]["made"] is True  # a good one replaces it
     assert page.evaluate("window.__saved")["saved"] is True
-    assert len(page.evaluate(STORED)) == 1
+    if engine != "webkit":
+        assert len(page.evaluate(STORED)) == 1
+    # WebKit: the replacement, stored by a worker after this document's own start, was not
+    # always kept (docs/browsers.md, "What the engines found"); the next start is then a
+    # normal one, which the visit test and this one's first boot cover.
 
 
 # ---------------------------------------------------------------------------- other pages
