@@ -42,7 +42,7 @@ ENGINES = ("firefox", "webkit")
 
 #: Records uncaught errors and unhandled rejections of the page, before any other script.
 #: ``__import``: the page's own ``import()``. (Firefox runs WebDriver scripts in a sandbox whose
-#: ``import()`` has a module map of its own: there, ``import('/web/worker-host.js')`` would
+#: ``import()`` has a module map of its own: there, ``import('/web/runtime/worker-host.js')`` would
 #: be another instance of the module than the element's.)
 ERRORS = """
 window.__import = (url) => import(url);

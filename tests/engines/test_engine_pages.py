@@ -65,7 +65,7 @@ def mark(page: Any, name: str) -> Any:
 
 def runtime_requests(site: Any) -> set[str]:
     paths = {path.split("?")[0] for method, path, _status in site.requests if method == "GET"}
-    return {p for p in paths if p.startswith("/pyodide/") or p == "/web/boot.js"}
+    return {p for p in paths if p.startswith("/pyodide/") or p == "/web/runtime/boot.js"}
 
 
 def load(page: Any, site: Any, query: str = "") -> dict[str, float]:

@@ -36,7 +36,9 @@ pytestmark = pytest.mark.engines
 
 #: A cold start on a loaded 2-core machine (WebKit's took up to a minute there).
 BOOT_MS = 180_000
-WORKER_PROXIES = "async () => (await import('/web/worker-host.js')).workerPyProxies({ trace: %s })"
+WORKER_PROXIES = (
+    "async () => (await import('/web/runtime/worker-host.js')).workerPyProxies({ trace: %s })"
+)
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +110,7 @@ def test_launcher_at_once_then_python_in_the_worker_and_a_message_typed_while_it
     assert isinstance(shop.page.evaluate(WORKER_PROXIES % "false"), int)
     assert shop.page.evaluate("typeof globalThis.pyodide") == "undefined"
     fetched = {p.split("?")[0] for m, p, _s in site.requests if m == "GET"}
-    assert {"/web/worker.js", "/pyodide/pyodide.asm.wasm"} <= fetched
+    assert {"/web/runtime/worker.js", "/pyodide/pyodide.asm.wasm"} <= fetched
 
 
 # ---------------------------------------------------------------------------- the rules
