@@ -198,7 +198,9 @@ def test_a_damaged_snapshot_is_refused_and_python_starts_normally(
     page.evaluate(DAMAGE, "truncate")  # (rewritten by the page itself)
     page.goto(site.url + "snapshot-test.html")
     result = page.evaluate(BOOT, {})
-    assert result["check"] == WORKS, result
+    # Python works: the modules, jsonschema, the page's `js` ("late", whether a module was
+    # imported before, depends on what the element imports, not on the engine).
+    assert {**result["check"], "late": None} == {**WORKS, "late": None}, result
     assert result["info"]["state"] == "refused"
     assert result["info"]["reason"].startswith("truncated"), result["info"]
     assert result["info"]["made"] is True  # a good one replaces it
