@@ -201,15 +201,17 @@ def test_a_damaged_snapshot_is_refused_and_python_starts_normally(
     # Python works: the modules, jsonschema, the page's `js` ("late", whether a module was
     # imported before, depends on what the element imports, not on the engine).
     assert {**result["check"], "late": None} == {**WORKS, "late": None}, result
-    assert result["info"]["state"] == "refused"
-    assert result["info"]["reason"].startswith("truncated"), result["info"]
     assert result["info"]["made"] is True  # a good one replaces it
     assert page.evaluate("window.__saved")["saved"] is True
+    if engine == "webkit" and result["info"]["state"] == "made":
+        # WebKit: the origin's snapshot cache did not always outlive the page
+        # (docs/browsers.md, "What the engines found"): no entry, so a normal start that
+        # makes one. Never `used`.
+        return
+    assert result["info"]["state"] == "refused", result["info"]
+    assert result["info"]["reason"].startswith("truncated"), result["info"]
     if engine != "webkit":
         assert len(page.evaluate(STORED)) == 1
-    # WebKit: the replacement, stored by a worker after this document's own start, was not
-    # always kept (docs/browsers.md, "What the engines found"); the next start is then a
-    # normal one, which the visit test and this one's first boot cover.
 
 
 # ---------------------------------------------------------------------------- other pages
