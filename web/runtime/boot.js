@@ -82,6 +82,7 @@ import * as snapshots from "./snapshot.js";
  * @returns {Promise<any>} the Pyodide instance, with the `imports` imported.
  */
 export async function bootPython({ batchCallbacks = true, ...options } = {}) {
+  ensureErrorStacks();
   const pyodide = await startPython(options);
   if (batchCallbacks && !options.pyodide) {
     const mod = pyodide.pyimport("pysite_agent.browser.event_loop");
@@ -97,6 +98,33 @@ export async function bootPython({ batchCallbacks = true, ...options } = {}) {
     }
   }
   return pyodide;
+}
+
+/**
+ * Gives `Error.prototype` a `stack` (reading `name: message`) where it has none, in the scope
+ * Python runs in. Pyodide raises a rejected promise's reason in Python only when it looks like
+ * an Error (`name`, `message` and `stack`); otherwise the awaiting coroutine never resumes
+ * ("invalid exception object"). WebKit's own errors, such as the `TypeError` of a failed
+ * `fetch`, carry no `stack`: without this a proxy that cannot be reached would hang the run
+ * there. Errors made by scripts keep their own stack; so do every engine's errors in V8 and
+ * SpiderMonkey (which has `Error.prototype.stack` already).
+ *
+ * @param {typeof globalThis} [scope]
+ * @returns {boolean} whether it was added now
+ */
+export function ensureErrorStacks(scope = globalThis) {
+  const proto = scope.Error?.prototype;
+  if (!proto || "stack" in proto) return false;
+  Object.defineProperty(proto, "stack", {
+    configurable: true,
+    get() {
+      return `${this.name}: ${this.message}`;
+    },
+    set(value) {
+      Object.defineProperty(this, "stack", { value, writable: true, configurable: true });
+    },
+  });
+  return true;
 }
 
 async function startPython({
