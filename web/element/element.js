@@ -53,6 +53,7 @@ export class SiteAgentElement extends HTMLElement {
   #handle = null;
   #stopPrefetch = null;
   #starting = false; // show(), ask() or preload asked for Python before the panel was there
+  #resets = 0; // raised by reset(): a restore that was waiting for the panel is dropped
   #early = 0; // raised by stop() and reset(): an ask() waiting for the panel is not sent
 
   constructor() {
@@ -104,7 +105,11 @@ export class SiteAgentElement extends HTMLElement {
     this.#texts();
     this.#panel?.connected();
     if (this.getAttribute('persist') !== 'off' && hasRecord(this.conversation)) {
-      this.#open().then((panel) => panel.openVisit().then((v) => panel.restoreFrom(v)));
+      const resets = this.#resets;
+      this.#open().then((panel) => {
+        if (resets !== this.#resets) return; // reset() came first: nothing to restore
+        return panel.openVisit().then((v) => panel.restoreFrom(v));
+      });
     }
     if (this.hasAttribute('open')) this.show({ focus: false });
     if (this.hasAttribute('preload') && !saveData()) {
@@ -259,7 +264,9 @@ export class SiteAgentElement extends HTMLElement {
    */
   reset() {
     this.#early += 1;
-    this.#panel?.reset();
+    this.#resets += 1;
+    if (this.#panel) this.#panel.reset();
+    else forgetRecord(this.conversation); // the panel is not loaded: drop what it would restore
   }
 }
 
@@ -290,6 +297,12 @@ function stoppedEarly() {
   e.name = 'SiteAgentError';
   e.code = 'aborted';
   return e;
+}
+
+function forgetRecord(name) {
+  try {
+    sessionStorage.removeItem(`site-agent:${name}`);
+  } catch {}
 }
 
 function hasRecord(name) {
