@@ -459,3 +459,14 @@ def test_the_command_refuses_bad_options_before_running(
     for seconds in ("0", "-1", "nan"):
         assert main(["eval", str(DEMO_SET), "--timeout-s", seconds]) == 2
         assert "--timeout-s" in capsys.readouterr().err
+
+
+def test_the_command_refuses_a_proxy_url_it_cannot_reach(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A relative or scheme-less URL is fine in a page, not on the command line: one clear
+    # message before any case runs, not ten failed cases.
+    for url in ("notaurl", "/api/agent", "ftp://127.0.0.1/x", "http://"):
+        assert main(["eval", str(DEMO_SET), "--proxy", url]) == 2
+        captured = capsys.readouterr()
+        assert "--proxy" in captured.err and "total (" not in captured.out

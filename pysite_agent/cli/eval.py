@@ -172,6 +172,9 @@ def _model(args: argparse.Namespace) -> Any:
             if not sep or not name.strip():
                 raise SystemExit(f"--header wants NAME:VALUE, got {item!r}")
             headers[name.strip()] = value.strip()
+        target = urllib.parse.urlsplit(args.proxy)
+        if target.scheme not in ("http", "https") or not target.hostname:
+            raise SystemExit(f"--proxy wants an http(s)://host[:port]/path URL, got {args.proxy!r}")
         try:
             fetch = httpx_fetch(timeout_s=args.timeout_s, origin=_origin(args.origin))
             return proxy(args.proxy, headers=headers, fetch=fetch)
