@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aio import run
@@ -62,3 +63,29 @@ def test_trace_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad.write_text(json.dumps({"version": 2, "steps": []}), encoding="utf-8")
     assert main(["trace", "check", str(bad)]) == 1
     assert main(["trace", "show", str(tmp_path / "missing.json")]) == 2
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        {"kind": "tool-call", "call": 7, "tool": "x"},
+        {"kind": "invalid-call", "call": [1], "error": "bad"},
+        {"kind": "invalid-call", "call": {}, "error": {"problems": 5}},
+    ],
+)
+def test_html_shows_a_step_whose_fields_have_the_wrong_type(step: dict[str, Any]) -> None:
+    # A hand-edited or foreign file is shown as far as it goes, never a crash.
+    html = render_trace_html({"steps": [step]})
+    assert len(re.findall(r"<li[ >]", html)) == 1
+
+
+def test_trace_cli_reports_an_output_it_cannot_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pysite_agent.__main__ import main
+
+    trace_file = tmp_path / "run.json"
+    trace_file.write_text(json.dumps(a_trace()), encoding="utf-8")
+    for out in (tmp_path / "no-such-dir" / "run.html", tmp_path):
+        assert main(["trace", "show", str(trace_file), "-o", str(out)]) == 2
+        assert f"trace show: {out}" in capsys.readouterr().err

@@ -441,3 +441,32 @@ def test_the_command_reaches_a_proxy_over_http(
     assert first["auth"] == "Bearer site-token"
     assert first["body"]["version"] == 1
     assert [t["name"] for t in first["body"]["tools"]] == ["add_to_cart", "checkout", "search"]
+
+
+def test_the_command_refuses_bad_options_before_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each is a clear message and exit 2, never a traceback or a run that ignores the option.
+    missing_dir = tmp_path / "no-such-dir" / "report.json"
+    assert main(["eval", str(DEMO_SET), "--json", str(missing_dir)]) == 2
+    err = capsys.readouterr().err
+    assert "--json" in err and "no-such-dir" in err
+    assert main(["eval", str(DEMO_SET), "--custom", "os:sep"]) == 2  # a string, not callable
+    assert "--custom os:sep" in capsys.readouterr().err
+    for fraction in ("5", "-0.1", "nan"):
+        assert main(["eval", str(DEMO_SET), "--min-tool-choice", fraction]) == 2
+        assert "--min-tool-choice" in capsys.readouterr().err
+    for seconds in ("0", "-1", "nan"):
+        assert main(["eval", str(DEMO_SET), "--timeout-s", seconds]) == 2
+        assert "--timeout-s" in capsys.readouterr().err
+
+
+def test_the_command_refuses_a_proxy_url_it_cannot_reach(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A relative or scheme-less URL is fine in a page, not on the command line: one clear
+    # message before any case runs, not ten failed cases.
+    for url in ("notaurl", "/api/agent", "ftp://127.0.0.1/x", "http://"):
+        assert main(["eval", str(DEMO_SET), "--proxy", url]) == 2
+        captured = capsys.readouterr()
+        assert "--proxy" in captured.err and "total (" not in captured.out

@@ -128,10 +128,14 @@ def render(report: dict[str, Any]) -> str:
     tools = report.get("tools", [])
     lines.append(f"Tools ({len(tools)}):")
     for tool in tools:
-        hints = tool.get("annotations") or {}
-        on = [k for k, v in hints.items() if v is True]
+        hints = tool.get("annotations")
+        if not isinstance(hints, dict) or not hints:
+            shown = "no annotations"  # always asks, even when pre-approved (rule 5)
+        else:
+            on = [k for k, v in hints.items() if v is True]
+            shown = ", ".join(on) or "all false"
         lines.append(f"  {tool['name']}: {tool.get('description') or '(no description)'}")
-        lines.append(f"      hints: {', '.join(on) if on else 'none'}")
+        lines.append(f"      hints: {shown}")
     findings = report.get("findings", [])
     lines += ["", f"Findings ({len(findings)}):" if findings else "No findings."]
     for f in findings:

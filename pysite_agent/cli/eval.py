@@ -86,8 +86,24 @@ def _custom_model(spec: str) -> Any:
     except (ImportError, AttributeError, ValueError) as exc:
         raise SystemExit(f"--custom {spec}: {exc}") from None
     if not callable(getattr(fn, "respond", None)):
-        fn = custom(fn, name=spec)
+        try:
+            fn = custom(fn, name=spec)
+        except TypeError as exc:
+            raise SystemExit(f"--custom {spec}: {exc}") from None
     return fn
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse options the run would ignore or fail on only after all cases ran."""
+    minimum = args.min_tool_choice
+    if minimum is not None and not 0 <= minimum <= 1:
+        raise SystemExit(f"--min-tool-choice wants a fraction from 0 to 1, got {minimum}")
+    if not args.timeout_s > 0 or args.timeout_s == float("inf"):
+        raise SystemExit(f"--timeout-s wants a number of seconds above 0, got {args.timeout_s}")
+    if args.json and args.json != "-":
+        folder = Path(args.json).parent
+        if not folder.is_dir():
+            raise SystemExit(f"--json {args.json}: the folder {folder} does not exist")
 
 
 def add_command(sub: Any) -> None:
@@ -156,6 +172,9 @@ def _model(args: argparse.Namespace) -> Any:
             if not sep or not name.strip():
                 raise SystemExit(f"--header wants NAME:VALUE, got {item!r}")
             headers[name.strip()] = value.strip()
+        target = urllib.parse.urlsplit(args.proxy)
+        if target.scheme not in ("http", "https") or not target.hostname:
+            raise SystemExit(f"--proxy wants an http(s)://host[:port]/path URL, got {args.proxy!r}")
         try:
             fetch = httpx_fetch(timeout_s=args.timeout_s, origin=_origin(args.origin))
             return proxy(args.proxy, headers=headers, fetch=fetch)
@@ -191,6 +210,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
     from pysite_agent.agent.evals import EvalSetError, load_eval_set, run_eval
 
     try:
+        _check_options(args)
         tools = _read_json(args.tools, "--tools") if args.tools else None
         eval_set = load_eval_set(_read_json(args.cases, "CASES.json"), tools=tools)
         model = _model(args)
@@ -207,9 +227,13 @@ def run_eval_command(args: argparse.Namespace) -> int:
     else:
         print(report.table())
         if args.json:
-            Path(args.json).write_text(
-                json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-            )
+            try:
+                Path(args.json).write_text(
+                    json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+                )
+            except OSError as exc:
+                print(f"--json {args.json}: {exc}", file=sys.stderr)
+                return 2
     errored = [c for c in data["cases"] if c.get("error")]
     if errored:
         first = errored[0]["error"]

@@ -39,7 +39,11 @@ def _show(args: argparse.Namespace) -> int:
         print(f"trace show: {exc}", file=sys.stderr)
         return 2
     if args.output:
-        Path(args.output).write_text(html, encoding="utf-8")
+        try:
+            Path(args.output).write_text(html, encoding="utf-8")
+        except OSError as exc:
+            print(f"trace show: {args.output}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         print(f"wrote {args.output} ({len(html.encode())} bytes)")
     else:
         sys.stdout.write(html)

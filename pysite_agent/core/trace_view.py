@@ -115,19 +115,19 @@ def _step(step: dict[str, Any]) -> str:
             f"<details><summary>reply</summary><pre>{escape(_json(reply))}</pre></details></li>"
         )
     if kind == "tool-call":
-        call = step.get("call") or {}
-        tool = step.get("tool") or {}
+        call = as_dict(step.get("call"))
+        tool = as_dict(step.get("tool"))
         return (
             f'<li class="call">{head}{escape(str(call.get("name", "")))} '
             f'<span class="muted">· {escape(str(call.get("id", "")))}</span> '
             f"{_hints(tool.get('hints'))}{_args_table(call.get('arguments'))}</li>"
         )
     if kind == "invalid-call":
-        call = step.get("call") or {}
-        error = step.get("error") or {}
+        call = as_dict(step.get("call"))
+        error = as_dict(step.get("error"))
         problems = "".join(
             _row(str(p.get("path") or "/"), str(p.get("message")))
-            for p in error.get("problems", [])
+            for p in as_list(error.get("problems"))
             if isinstance(p, dict)
         )
         return (
@@ -246,6 +246,11 @@ def shorten(value: Any, limit: int = 160) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=repr)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` if it is a list, else an empty list (for a trace file that is not well formed)."""
+    return value if isinstance(value, list) else []
 
 
 def as_dict(value: Any) -> dict[str, Any]:

@@ -50,3 +50,25 @@ def test_a_page_that_answers_an_error_status_is_not_examined(
     assert f"doctor: could not load {url}: HTTP 404" in capsys.readouterr().err
     assert main(["doctor", "file:///etc/hostname"]) == 2
     assert "only http(s) pages are examined" in capsys.readouterr().err
+
+
+def test_the_text_tells_no_annotations_from_hints_that_are_all_false() -> None:
+    # Rule 5: a tool with no annotations at all always asks, even when pre-approved; one whose
+    # hints are all false can be pre-approved. The text must not show both as "none".
+    from pysite_agent.cli.doctor import render
+
+    report = {
+        "url": "http://127.0.0.1/",
+        "webmcp": "shim",
+        "tools": [
+            {"name": "bare", "description": "d"},
+            {"name": "writes", "description": "d", "annotations": {"readOnlyHint": False}},
+            {"name": "reads", "description": "d", "annotations": {"readOnlyHint": True}},
+        ],
+        "findings": [],
+    }
+    lines = render(report).splitlines()
+    hints = {lines[i].split(":")[0].strip(): lines[i + 1].strip() for i in (3, 5, 7)}
+    assert hints["bare"] == "hints: no annotations"
+    assert hints["writes"] == "hints: all false"
+    assert hints["reads"] == "hints: readOnlyHint"
