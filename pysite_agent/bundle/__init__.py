@@ -16,6 +16,7 @@ from pysite_agent.bundle._build import (
     checkout_root,
     default_cache_dir,
 )
+from pysite_agent.bundle._compress import ENCODINGS, negotiate
 from pysite_agent.bundle._fetch import DownloadError, IntegrityError
 from pysite_agent.bundle._jupyterlite import build_jupyterlite
 from pysite_agent.bundle._lock import LockError, rewrite_lock
@@ -34,6 +35,7 @@ disk, the lock), not as a traceback."""
 
 __all__ = [
     "BUILD_ERRORS",
+    "ENCODINGS",
     "MANIFEST",
     "BundleFile",
     "BundleReport",
@@ -44,5 +46,6 @@ __all__ = [
     "build_jupyterlite",
     "checkout_root",
     "default_cache_dir",
+    "negotiate",
     "rewrite_lock",
 ]

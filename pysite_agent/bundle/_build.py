@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pysite_agent.bundle import _fetch, _jscomments, _lock, _pins, _wheels
+from pysite_agent.bundle import _compress, _fetch, _jscomments, _lock, _pins, _wheels
 
 MANIFEST = "bundle-manifest.json"
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent  # .../pysite_agent
@@ -168,6 +168,7 @@ def build_bundle(
 
         OUT/loader.js, OUT/web/...     the element (copied as they are)
         OUT/pyodide/                   Pyodide core, the wheels, pyodide-lock.json for them
+        OUT/**/NAME.br, NAME.gz        precompressed copies of the big text and wasm files
         OUT/bundle-manifest.json       versions, and size and sha256 of every file
 
     Downloads (the Pyodide tarball from the npm registry, pinned wheels from PyPI) go to
@@ -254,6 +255,9 @@ def build_bundle(
             downloaded.extend(_local_model.add_engine(tmp, cache, progress))
             fetched_model, local_model = _local_model.add_model(tmp, cache, progress)
             downloaded.extend(fetched_model)
+
+        # 5c. Precompressed copies (NAME.br, NAME.gz) for hosts that serve them.
+        _compress.precompress(tmp, cache, progress)
 
         # 6. The manifest.
         files = _list_files(tmp)

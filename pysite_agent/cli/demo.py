@@ -11,6 +11,9 @@ folders, first match wins:
 ``../loader.js``) land on the overlay's root. The first run reaches PyPI and the npm registry
 (through ``build_bundle``); later runs need no network. The server binds to loopback by default
 and sends ``Cache-Control: no-cache`` (browsers revalidate, and get ``304 Not Modified``).
+A file with a precompressed copy beside it (``NAME.br``, ``NAME.gz``: the bundle writes them)
+is sent as that copy with ``Content-Encoding`` when ``Accept-Encoding`` allows, and with
+``Vary: Accept-Encoding`` either way.
 """
 
 from __future__ import annotations
@@ -175,20 +178,52 @@ class DemoServer(ThreadingHTTPServer):
 
 class _Handler(SimpleHTTPRequestHandler):
     server: DemoServer
+    _encoding: str | None = None  # the Content-Encoding of the copy being sent
+    _variants = False  # the file has precompressed copies: the answer varies
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.extensions_map = {**SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES}
         super().__init__(*args, **kwargs)
 
+    def send_head(self) -> Any:
+        from pysite_agent.bundle import ENCODINGS, negotiate
+
+        self._encoding, self._variants = None, False
+        found = self.server.find(self.path)
+        if found is not None:
+            on_disk = {
+                token
+                for token, suffix in ENCODINGS.items()
+                if found.with_name(found.name + suffix).is_file()
+            }
+            self._variants = bool(on_disk)
+            self._encoding = negotiate(self.headers.get("Accept-Encoding"), on_disk)
+        return super().send_head()
+
     def translate_path(self, path: str) -> str:
         found = self.server.find(path)
-        return str(found) if found is not None else str(self.server.roots[0] / ".missing" / "404")
+        if found is None:
+            return str(self.server.roots[0] / ".missing" / "404")
+        if self._encoding is not None:
+            from pysite_agent.bundle import ENCODINGS
+
+            return str(found.with_name(found.name + ENCODINGS[self._encoding]))
+        return str(found)
+
+    def guess_type(self, path: str | os.PathLike[str]) -> str:
+        if self._encoding is not None:  # the type of the file it stands for
+            path = os.fspath(path).rsplit(".", 1)[0]
+        return super().guess_type(path)
 
     def end_headers(self) -> None:
         self.send_header("Cache-Control", self.server.cache_control)
         if self.server.cross_origin_isolated:
             self.send_header("Cross-Origin-Opener-Policy", "same-origin")
             self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+        if self._variants:
+            self.send_header("Vary", "Accept-Encoding")
+        if self._encoding is not None:
+            self.send_header("Content-Encoding", self._encoding)
         super().end_headers()
 
     def do_POST(self) -> None:
