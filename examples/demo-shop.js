@@ -170,6 +170,14 @@ form.addEventListener('submit', (event) => {
 // ---------------------------------------------------------------------------- settings
 
 const agent = document.querySelector('site-agent');
+// What checkout will do, in the shopper's words, on the confirmation card (shown as text).
+agent.configure({
+  summary: ({ tool }) => {
+    if (tool.name !== 'checkout' || !shop.cart.size) return undefined;
+    const items = [...shop.cart.values()].reduce((sum, q) => sum + q, 0);
+    return `${items} ${items === 1 ? 'item' : 'items'}, ${money(shop.total())}`;
+  },
+});
 const params = new URLSearchParams(location.search);
 const native = hasNativeModelContext();
 document.getElementById('webmcp-mode').textContent = native
