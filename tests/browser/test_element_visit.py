@@ -298,6 +298,9 @@ def test_new_conversation_control(visit: Visit) -> None:
     assert button.inner_text() == "New conversation"
     button.focus()
     visit.page.keyboard.press("Enter")  # keyboard-accessible
+    assert visit.record() is not None  # it asks first
+    visit.page.locator("site-agent >> .fresh-yes").focus()
+    visit.page.keyboard.press("Enter")
     assert visit.record() is None
     assert visit.log() == ""
     status = visit.page.locator("site-agent >> .status")

@@ -19,10 +19,11 @@ const LAUNCHER_STYLES = `
 --_border:var(--site-agent-border,#d0d7de);--_surface:var(--site-agent-surface,#f3f5f7);
 --_danger:var(--site-agent-danger,#b42318);--_radius:var(--site-agent-radius,12px);
 --_font:var(--site-agent-font,system-ui,-apple-system,"Segoe UI",sans-serif);--_z:var(--site-agent-z,2147483000);
-font-family:var(--_font);color:var(--_fg);font-size:15px;line-height:1.4}
+font-family:var(--_font);color:var(--_fg);font-size:.9375rem;line-height:1.4}
 @media (prefers-color-scheme:dark){:host{--_accent:var(--site-agent-accent,#2dd4bf);--_accent-fg:var(--site-agent-accent-fg,#04201d);
 --_bg:var(--site-agent-bg,#16191d);--_fg:var(--site-agent-fg,#e6e8eb);--_muted:var(--site-agent-muted,#9aa4af);
 --_border:var(--site-agent-border,#343a42);--_surface:var(--site-agent-surface,#20252b);--_danger:var(--site-agent-danger,#f97066)}}
+@supports (color:oklch(from red l c h)){:host{--_accent-fg:var(--site-agent-accent-fg,oklch(from var(--_accent) clamp(0,(.57 - l)*1000,1) 0 0))}}
 *,*::before,*::after{box-sizing:border-box}
 [hidden]{display:none!important}
 button,textarea{font:inherit;color:inherit}
@@ -31,20 +32,24 @@ button:disabled{cursor:default;opacity:.55}
 :focus-visible{outline:2px solid var(--_accent);outline-offset:2px}
 .primary{background:var(--_accent);color:var(--_accent-fg);border-color:var(--_accent)}
 .danger{color:var(--_danger);border-color:var(--_danger);background:transparent}
-.launcher{position:fixed;right:20px;bottom:20px;z-index:var(--_z);background:var(--_accent);color:var(--_accent-fg);
+.launcher{position:fixed;right:1.25rem;bottom:1.25rem;z-index:var(--_z);background:var(--_accent);color:var(--_accent-fg);
 border:0;border-radius:999px;padding:.75em 1.2em;font-weight:600;box-shadow:0 4px 16px rgba(0,0,0,.2)}
-@media (max-width:600px){.launcher{right:12px;bottom:12px}}
+.launcher[data-unread]::after{content:"";display:inline-block;width:.6em;height:.6em;margin-inline-start:.5em;border-radius:50%;background:currentColor;vertical-align:middle}
+.sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+@media (max-width:600px),(max-height:500px){.launcher{right:.75rem;bottom:.75rem}}
+@media (forced-colors:active){.launcher{border:2px solid ButtonText}:focus-visible{outline:3px solid Highlight}}
 `;
 
 const ATTRS = ['proxy-url', 'models', 'pre-approved', 'max-steps', 'instructions', 'debugging-tools',
   'local-model-url', 'local-model-sha256'];
+const SHOWN = ['greeting', 'examples', 'show-model']; // they change only what the panel draws
 
 let panelModule = null;
 /** The panel's code (web/element/panel.js), loaded once per page. */
 const loadPanel = () => (panelModule ??= import('./panel.js'));
 
 export class SiteAgentElement extends HTMLElement {
-  static observedAttributes = ['label', 'heading', 'placeholder', 'open', 'preload', ...ATTRS];
+  static observedAttributes = ['label', 'heading', 'placeholder', 'open', 'preload', ...ATTRS, ...SHOWN];
 
   #options = {};
   #strings = {};
@@ -63,6 +68,7 @@ export class SiteAgentElement extends HTMLElement {
       part: 'launcher', class: 'launcher', type: 'button', 'aria-expanded': 'false',
       'aria-controls': 'panel', onclick: () => (this.#panel?.isOpen ? this.hide() : this.show()),
     });
+    this.unread = h('span', { class: 'sr', hidden: true }); // ", new reply" (markUnread)
     adoptStyles(root, LAUNCHER_STYLES);
     root.append(this.launcher);
     this.#texts();
@@ -146,8 +152,15 @@ export class SiteAgentElement extends HTMLElement {
   }
 
   #texts() {
-    this.launcher.textContent = this.label;
+    this.launcher.replaceChildren(this.label, this.unread);
     this.#panel?.texts();
+  }
+
+  /** An answer came while the panel was closed (on) or the panel opened (off). */
+  markUnread(on) {
+    this.unread.hidden = !on;
+    this.unread.textContent = on ? ` (${lookup(this.#strings, 'unread')})` : '';
+    this.launcher.toggleAttribute('data-unread', on);
   }
 
   // ---- public API

@@ -4,7 +4,9 @@
 // (transcript.js) shows the conversation, the card (card.js) asks the visitor, the run
 // bookkeeping (runs.js) says which events are shown, and setup.js draws what stands before
 // the conversation (starting, failed, not set up, no model). The status line is written in
-// one place (#say). No agent logic lives here: the Python controller
+// one place (#say). Around them: the panel as a modal where it covers the page (modal.js),
+// errors in the visitor's words (errors.js), a slow model (waiting.js), form tools
+// (handoff.js), the greeting and "New conversation" (welcome.js). No agent logic lives here: the Python controller
 // (pysite_agent/browser/element.py) runs the agent, reached through a connection
 // (web/runtime/channel.js) that web/runtime/runtime.js opens.
 import { h, adoptStyles } from './dom.js';
@@ -14,6 +16,10 @@ import { Transcript } from './transcript.js';
 import { Card } from './card.js';
 import { Runs } from './runs.js';
 import { renderSetup, bootProgress } from './setup.js';
+import { Modal } from './modal.js';
+import { showEvent, showError } from './events.js';
+import { Waiting } from './waiting.js';
+import { renderWelcome, askNewChat } from './welcome.js';
 import { createModelContext, pageModelContext } from '../webmcp/shim.js';
 import { connectAgent, mark } from '../runtime/runtime.js';
 
@@ -49,6 +55,9 @@ export class Panel {
   #visit = null;
   #visitLoad = null;
   #restore = null;
+  lastText = null; // the latest message sent, for Try again
+  errorText = null; // the latest run error's sentence (the status line keeps it)
+  timedOut = false; // the time limit ended the run (waiting.js)
 
   /** `host`: the <site-agent> element (its attributes, options, strings, launcher, shadow root). */
   constructor(host) {
@@ -56,18 +65,22 @@ export class Panel {
     const root = host.shadowRoot;
     const ui = this.ui;
     ui.heading = h('h2', { id: 'heading' });
-    ui.model = h('span', { class: 'model', part: 'model' });
+    ui.model = h('span', { class: 'model', part: 'model', hidden: true });
     ui.close = h('button', { class: 'close', type: 'button', onclick: () => this.hide() }, '×');
-    ui.fresh = h('button', { class: 'fresh', type: 'button', onclick: () => this.#newChat() });
+    ui.fresh = h('button', { class: 'fresh', type: 'button', onclick: () => askNewChat(this, () => this.#newChat()) });
+    ui.freshAsk = h('div', { class: 'fresh-ask', role: 'group', hidden: true });
     ui.log = h('div', { class: 'log', role: 'log', 'aria-live': 'polite', 'aria-relevant': 'additions' });
     ui.setup = h('div', { class: 'setup' });
+    ui.welcome = h('div', { class: 'welcome' });
     ui.cardSlot = h('div', { class: 'card-slot' });
-    ui.body = h('div', { class: 'body' }, ui.setup, ui.log, ui.cardSlot);
+    // Focusable, so that a keyboard can scroll a long conversation.
+    ui.body = h('div', { class: 'body', tabindex: '0', role: 'region' }, ui.setup, ui.welcome, ui.log, ui.cardSlot);
     ui.status = h('div', { class: 'status', role: 'status', 'aria-live': 'polite' });
     ui.input = h('textarea', { rows: '1', name: 'message', autocomplete: 'off' });
     ui.send = h('button', { class: 'primary send', type: 'submit' });
     ui.stop = h('button', { class: 'danger stop', type: 'button', hidden: true, onclick: () => this.stop() });
     ui.form = h('form', { onsubmit: (e) => this.#submit(e) }, ui.input, ui.send, ui.stop);
+    ui.input.addEventListener('input', () => this.#grow());
     ui.input.addEventListener('keydown', (e) => {
       if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
         e.preventDefault();
@@ -76,16 +89,25 @@ export class Panel {
     });
     ui.panel = h('section', {
       part: 'panel', class: 'panel', id: 'panel', role: 'dialog', 'aria-labelledby': 'heading', hidden: true,
-    }, h('header', {}, h('div', { class: 'titles' }, ui.heading, ui.model), ui.fresh, ui.close), ui.body, ui.status, ui.form);
+    }, h('div', { class: 'head' }, h('div', { class: 'titles' }, ui.heading, ui.model), ui.fresh, ui.freshAsk, ui.close), ui.body, ui.status, ui.form);
     ui.panel.addEventListener('keydown', (e) => this.#keydown(e));
     adoptStyles(root, styles);
     root.append(ui.panel);
     const t = (key, values) => this.t(key, values);
     this.transcript = new Transcript({ log: ui.log, body: ui.body, t });
     this.card = new Card({
-      slot: ui.cardSlot, t, root, say: (text) => this.say(text),
+      slot: ui.cardSlot, body: ui.body, host, t, root, say: (text) => this.say(text),
       scroll: () => this.transcript.scrollSoon(),
+      hold: (on) => (this.transcript.hold = on),
       focusBack: () => this.isOpen && ui.input.focus(),
+    });
+    this.modal = new Modal(host, ui.panel, host.launcher);
+    this.waiting = new Waiting({
+      log: ui.log, t, scroll: () => this.transcript.scrollSoon(),
+      onLimit: () => {
+        this.timedOut = true;
+        this.abort('timeout');
+      },
     });
     this.texts();
     if (host.isConnected) this.connected();
@@ -122,12 +144,14 @@ export class Panel {
     ui.stop.textContent = this.t('stop');
     ui.close.setAttribute('aria-label', this.t('close'));
     ui.fresh.textContent = this.t('newChat');
+    ui.body.setAttribute('aria-label', this.t('conversation'));
     this.render();
   }
 
-  /** Draws the setup area and the buttons from the state (setup.js). */
+  /** Draws the setup area, the buttons and the welcome from the state (setup.js, welcome.js). */
   render() {
     renderSetup(this);
+    renderWelcome(this);
   }
 
   // ---- lifecycle (the element forwards its own)
@@ -148,6 +172,8 @@ export class Panel {
   destroy() {
     this.#release(); // first: a pending card ends as a denial with cause "removed"
     this.card.finish(false);
+    this.waiting.stop();
+    this.modal.dispose();
     this.ui.panel.hidden = true;
     this.host.launcher.setAttribute('aria-expanded', 'false');
     this.#ready = null;
@@ -167,6 +193,8 @@ export class Panel {
     const wasOpen = this.isOpen;
     this.ui.panel.hidden = false;
     this.host.launcher.setAttribute('aria-expanded', 'true');
+    this.host.markUnread(false);
+    this.modal.open = true;
     if (focus) this.ui.input.focus();
     if (!wasOpen) {
       mark('open');
@@ -174,17 +202,19 @@ export class Panel {
     }
   }
 
-  hide() {
+  hide({ focus = true } = {}) {
     if (!this.isOpen) return;
     this.card.finish(false);
     const inside = this.host.shadowRoot.activeElement !== null;
     this.ui.panel.hidden = true;
     this.host.launcher.setAttribute('aria-expanded', 'false');
-    if (inside || document.activeElement === this.host || document.activeElement === document.body) this.host.launcher.focus();
+    this.modal.open = false; // the page is given back before the launcher takes the focus
+    if (focus && (inside || document.activeElement === this.host || document.activeElement === document.body)) this.host.launcher.focus();
   }
 
   ask(text) {
     this.show({ focus: false });
+    this.lastText = String(text ?? '');
     return this.#run(String(text ?? ''));
   }
 
@@ -205,6 +235,7 @@ export class Panel {
     this.runs.reset(); // events of runs asked for until now are stale; a queued one is not sent
     if (this.#agent) this.#call('reset'); // a pending card: a denial with cause "reset"
     this.card.finish(false);
+    this.waiting.stop();
     this.#visit?.clear();
     this.#restore = null;
     this.transcript.clear();
@@ -275,7 +306,10 @@ export class Panel {
 
   #setState(state, error) {
     this.state = state;
-    if (state === 'failed') this.loadError = error;
+    if (state === 'failed') {
+      this.loadError = error;
+      console.warn(`<site-agent>: the assistant could not start: ${error?.message ?? error}`);
+    }
     this.render();
   }
 
@@ -446,16 +480,29 @@ export class Panel {
 
   // ---- runs
 
-  async #submit(event) {
+  #submit(event) {
     event.preventDefault();
-    const { ui, runs } = this;
-    const text = ui.input.value.trim();
+    const text = this.ui.input.value.trim();
     if (!text) return;
-    if (runs.running || runs.queued) {
-      this.say(this.t('busy'));
-      return;
-    }
-    ui.input.value = '';
+    if (this.runs.running || this.runs.queued) return this.say(this.t('busy'));
+    this.ui.input.value = '';
+    this.#grow();
+    this.send(text);
+  }
+
+  // The input grows with its text up to a few lines (CSS field-sizing where supported).
+  #grow() {
+    const input = this.ui.input;
+    if (globalThis.CSS?.supports?.('field-sizing', 'content')) return;
+    input.style.height = 'auto';
+    input.style.height = `${input.scrollHeight + 2}px`;
+  }
+
+  /** A message the visitor sends: typed, an example, or Try again after an error. */
+  async send(text) {
+    const { ui, runs } = this;
+    if (runs.running || runs.queued) return this.say(this.t('busy'));
+    this.lastText = text;
     if (this.state !== 'ready') {
       // Python is still starting: show the message at once; it runs when the agent is ready.
       const line = this.transcript.message('user', text);
@@ -470,9 +517,7 @@ export class Panel {
       if (runs.queued && !ui.input.value) ui.input.value = text; // nothing lost
       this.#unqueue();
       if (error.code === 'busy') this.say(this.t('busy'));
-      else if (error.code !== 'config' && error.code !== 'aborted') {
-        this.transcript.note(this.t('error', { message: error.message }), 'error');
-      }
+      else if (error.code !== 'config' && error.code !== 'aborted') showError(this, error);
     }
   }
 
@@ -499,6 +544,7 @@ export class Panel {
     // A run asked for before a reset() that Python started anyway: it ends in the background.
     if (!this.runs.start(run)) return;
     this.#unqueue();
+    this.errorText = null;
     this.transcript.message('user', text);
     this.render();
     this.say(this.t('working'));
@@ -510,64 +556,12 @@ export class Panel {
     // A run that was reset ends in the background: nothing of it reaches the page any more.
     if (!this.runs.shows(run)) return;
     this.host.dispatchEvent(new CustomEvent('site-agent-event', { detail: event, bubbles: true, composed: true }));
-    const log = this.transcript;
-    // A call that began on the previous page has no tool-call event here: its title comes along.
-    if (extra.title && event.call?.id) log.title(event.call.id, extra.title, false);
-    const tool = event.call ? log.toolName(event.call) : null;
-    switch (event.type) {
-      case 'thinking':
-        this.say(this.t('thinking'));
-        break;
-      case 'text-delta':
-        log.delta(event.text);
-        break;
-      case 'tool-call': {
-        log.settle('step');
-        log.title(event.call.id, extra.title || event.call.name);
-        const line = this.t('toolRunning', { tool: log.toolName(event.call) });
-        this.say(line);
-        log.toolLine(event.call, line);
-        break;
-      }
-      case 'confirm-result':
-        if (!event.decision.allowed) log.toolLine(event.call, this.t('toolDenied', { tool }));
-        else this.say(this.t('toolRunning', { tool }));
-        break;
-      case 'tool-result': {
-        const { call, text, isError, navigated } = event;
-        const line = navigated ? this.t('toolNavigated', { tool })
-          : isError ? this.t('toolFailed', { tool, text: text.length > 200 ? `${text.slice(0, 200)}…` : text })
-            : this.t('toolDone', { tool });
-        log.toolLine(call, line, isError ? 'error' : 'note');
-        break;
-      }
-      case 'answer':
-        log.settle('answer', event.text);
-        break;
-      case 'error': {
-        log.settle('incomplete');
-        const key = `error.${event.code}`;
-        if (event.code === 'aborted') break; // the status line says "Stopped." (once)
-        // model-unavailable also says why (e.g. no proxy server at proxy-url on a static host).
-        const why = event.code === 'model-unavailable' && event.message ? ` ${event.message}` : '';
-        if (known(this.host.stringOverrides, key)) log.note(this.t(key) + why, 'error');
-        else log.note(this.t('error', { message: event.message }), 'error');
-        break;
-      }
-      case 'done': {
-        log.settle('incomplete');
-        const result = event.result;
-        this.lastTrace = result.trace;
-        this.runs.running = false;
-        this.card.finish(false);
-        this.render();
-        this.say(result.status === 'aborted' ? this.t('stopped') : this.t('ready'));
-        this.host.dispatchEvent(new CustomEvent('site-agent-done', { detail: result, bubbles: true, composed: true }));
-        break;
-      }
-      default:
-        break;
-    }
+    showEvent(this, event, extra);
+  }
+
+  /** Python is asked to end the run (the time limit: waiting.js). */
+  abort(cause) {
+    if (this.#agent) this.#call('abort', cause);
   }
 
   // ---- the confirmation card (card.js)

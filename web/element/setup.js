@@ -16,7 +16,10 @@ export function renderSetup(panel) {
   setup.replaceChildren();
   panel.progressLine = null;
   let canSend = true;
-  ui.model.textContent = status ? t('model', { model: status.active ?? status.model }) : '';
+  // Which model answers is the site's business: named only when it asks (show-model).
+  const showModel = panel.host.options.showModel ?? panel.host.hasAttribute('show-model');
+  ui.model.textContent = status && showModel ? t('model', { model: status.active ?? status.model }) : '';
+  ui.model.hidden = !ui.model.textContent;
   if (state === 'loading') {
     const bar = h('progress', { max: '1' });
     const text = h('p', { text: t('loading') });
@@ -24,15 +27,19 @@ export function renderSetup(panel) {
     setup.append(h('div', { class: 'box loading' }, text, bar));
     panel.say(t('loading'));
   } else if (state === 'failed') {
+    // A lost connection's technical detail goes to the console only (panel.js); a setup
+    // problem the site must fix (a Content-Security-Policy, a bad runtime) is shown too.
     const detail = panel.loadError?.message ? String(panel.loadError.message).split('\n')[0] : '';
+    const network = !detail || /^bootPython:|fetch|network|load failed|connection/i.test(detail) || navigator.onLine === false;
     setup.append(h('div', { class: 'box failed', role: 'alert' },
       h('p', { class: 'fail', text: t('loadFailed') }),
       h('p', { text: t('loadFailedHelp') }),
-      detail && h('p', { class: 'note', text: detail }),
+      !network && h('p', { class: 'note', text: detail }),
       h('div', { class: 'actions' }, h('button', {
         type: 'button', class: 'primary retry', text: t('retry'),
         onclick: () => panel.boot().catch(() => {}),
       }))));
+    panel.say(t('loadFailed'));
     canSend = false;
   } else if (state === 'ready' && panel.configError) {
     setup.append(h('div', { class: 'box config', role: 'alert' },
@@ -54,9 +61,13 @@ export function renderSetup(panel) {
     canSend = status.availability === 'available';
     if (!running) panel.say(canSend ? t('ready') : '');
   }
+  const active = panel.host.shadowRoot.activeElement;
   ui.send.disabled = !canSend || running;
   ui.send.hidden = running;
   ui.stop.hidden = !running && !panel.runs.queued;
+  // Send or Stop hid (or disabled) the button that had the focus: the focus goes to the
+  // input, never to the page's <body>.
+  if ((active === ui.send && (ui.send.hidden || ui.send.disabled)) || (active === ui.stop && ui.stop.hidden)) ui.input.focus();
 }
 
 // The site's own model (its size, Cancel, the storage it takes): model-download.js, loaded only
@@ -78,10 +89,11 @@ function later(setup, panel, make) {
 export function bootProgress(panel, p) {
   if (panel.state !== 'loading') return;
   const phase = p && typeof p === 'object' ? p.phase : null;
-  const label = phase && panel.hasString(`loading.${phase}`) ? panel.t(`loading.${phase}`) : panel.t('loading');
   const span = PHASES[phase];
   const within = p && p.total ? Math.min(1, (p.loaded ?? 0) / p.total) : 0;
   const fraction = span ? span[0] + (span[1] - span[0]) * within : null;
+  const percent = Math.round(100 * Math.max(0, Math.min(1, fraction ?? 0)));
+  const label = phase && panel.hasString(`loading.${phase}`) ? panel.t(`loading.${phase}`, { percent }) : panel.t('loading');
   const line = panel.progressLine;
   if (!line) return;
   line.text.textContent = label;

@@ -12,16 +12,20 @@ export const DEFAULT_STRINGS = {
   assistant: 'Assistant:',
   loading: 'Starting the assistant…',
   queued: 'Your message is sent as soon as the assistant is ready.',
-  'loading.runtime': 'Loading Python…',
-  'loading.packages': 'Loading packages…',
-  'loading.import': 'Starting the agent…',
-  'loading.agent': 'Starting the agent…',
+  // Loading, in the visitor's words ({percent}: 0-100, overall).
+  'loading.runtime': 'Starting the assistant… {percent} %',
+  'loading.packages': 'Starting the assistant… {percent} %',
+  'loading.import': 'Starting the assistant… {percent} %',
+  'loading.agent': 'Almost ready…',
   loadFailed: 'The assistant could not start.',
   loadFailedHelp: 'Check your connection and try again.',
   retry: 'Try again',
   ready: 'Ready.',
   model: 'Model: {model}',
   thinking: 'Thinking…',
+  // A model that is slow to answer: a sign of life in the conversation.
+  waiting: 'The assistant is thinking…',
+  waitingLong: 'Still thinking… this is taking longer than usual.',
   working: 'Working…',
   toolRunning: 'Using {tool}…',
   toolDone: '{tool}: done.',
@@ -57,9 +61,31 @@ export const DEFAULT_STRINGS = {
   configStatus: 'Not available: the assistant is not set up correctly.',
   'error.model-unavailable': 'No model can answer on this device right now.',
   'error.model-download-required': 'The on-device model must be downloaded first.',
-  'error.max-steps': 'I could not finish that in the allowed number of steps.',
+  'error.max-steps': 'I could not finish that in one go. Try asking for one thing at a time.',
   'error.no-tools': 'This page offers no tools I can use.',
-  error: 'Something went wrong: {message}',
+  // Errors a visitor can meet; the technical detail goes to the event, the trace and the console.
+  'error.model-error': 'The assistant could not answer just now.',
+  'error.busy': 'The assistant is busy right now. Try again in a moment.',
+  'error.network': 'The connection to the assistant was lost. Check your connection and try again.',
+  'error.timeout': 'The assistant took too long to answer, so it stopped.',
+  'error.bad-reply': 'The assistant gave an answer this page could not use.',
+  'error.conversation-too-long': 'This conversation has grown too long. Start a new conversation to go on.',
+  'error.repeated-call': 'The assistant kept trying the same step, so it stopped.',
+  error: 'Something went wrong.',
+  // The form tool hand-off.
+  formHandoff: 'Check the form on the page and press Send.',
+  toolStopped: '{tool}: not finished.',
+  // The card.
+  moreAbove: 'More above ↑',
+  allowBlocked: 'Scroll up and read the whole request before you allow it.',
+  confirmWaiting: 'The assistant asks before it goes on: {tool}. It waits until you are ready.',
+  // The panel.
+  conversation: 'Conversation',
+  newChatAsk: 'Start a new conversation? This one will be cleared.',
+  newChatYes: 'Start over',
+  newChatCancel: 'Keep it',
+  examples: 'You can ask:',
+  unread: 'new reply',
 };
 
 /** `text` with each `{name}` replaced by `values.name` (unknown names stay as they are). */

@@ -1,8 +1,10 @@
 // The panel's contents: the conversation as the visitor sees it. The visitor's and the
 // assistant's messages, the text the model is still writing, one line per tool call (updated
 // in place as the call goes on) and notes. Every change of the log goes through this class;
-// model and tool text is always set with textContent, never as HTML.
+// model and tool text is always set with textContent, never as HTML (the assistant's http(s)
+// links become <a> elements built from text nodes: links.js).
 import { h } from './dom.js';
+import { appendWithLinks } from './links.js';
 
 export class Transcript {
   #entries = []; // [kind, node, text?]: what a visit keeps (web/element/visit.js)
@@ -10,6 +12,9 @@ export class Transcript {
   #tools = new Map(); // call id -> its line
   #titles = new Map(); // call id -> the tool's title (or name), for the progress lines
   #scrollPending = false;
+  #open = new Set(); // call ids whose call has not ended yet
+  /** True while a card waits: it is read from its top, so no jump to the newest line. */
+  hold = false;
 
   /** `log`: the log element; `body`: what scrolls; `t(key, values)`: the element's strings. */
   constructor({ log, body, t }) {
@@ -33,6 +38,7 @@ export class Transcript {
     this.#draft = null;
     this.#tools.clear();
     this.#titles.clear();
+    this.#open.clear();
   }
 
   /** A message of the visitor ('user') or the assistant; returns its node. */
@@ -91,6 +97,24 @@ export class Transcript {
     if (replace || !this.#titles.has(id)) this.#titles.set(id, title);
   }
 
+  /** Call `id` began (open) or ended (its result came, or it was denied). */
+  callOpen(id, open) {
+    if (open) this.#open.add(id);
+    else this.#open.delete(id);
+  }
+
+  /** The run ended: calls that never ended (Stop, a form never sent) say so. */
+  endOpenCalls() {
+    for (const id of this.#open) {
+      const line = this.#tools.get(id);
+      if (line) {
+        line.textContent = this.t('toolStopped', { tool: this.#titles.get(id) ?? id });
+        line.className = 'note';
+      }
+    }
+    this.#open.clear();
+  }
+
   /** The line of tool call `call`: written once, then updated in place. */
   toolLine(call, text, kind = 'note') {
     const line = this.#tools.get(call.id);
@@ -104,7 +128,9 @@ export class Transcript {
 
   #messageNode(kind, text, extra = '') {
     const who = kind === 'user' ? this.t('you') : this.t('assistant');
-    const node = h('p', { class: `msg ${kind}${extra}` }, h('span', { class: 'sr', text: `${who} ` }), document.createTextNode(text));
+    const node = h('p', { class: `msg ${kind}${extra}` }, h('span', { class: 'sr', text: `${who} ` }));
+    if (kind === 'assistant') appendWithLinks(node, text);
+    else node.append(document.createTextNode(text));
     this.#entries.push([kind, node, text]);
     return node;
   }
@@ -121,7 +147,7 @@ export class Transcript {
     this.#scrollPending = true;
     requestAnimationFrame(() => {
       this.#scrollPending = false;
-      this.body.scrollTop = this.body.scrollHeight;
+      if (!this.hold) this.body.scrollTop = this.body.scrollHeight;
     });
   }
 }
