@@ -146,6 +146,22 @@ def test_the_card_is_read_from_its_top_and_allow_waits_until_all_was_seen(fresh:
     page.wait_for_function("document.getElementById('feedback-message').value !== ''")
 
 
+def test_at_400_percent_zoom_the_panel_scrolls_as_one_to_the_cards_top(fresh: Shop) -> None:
+    page = fresh.page
+    page.set_viewport_size({"width": 320, "height": 200})  # 1280x800 at 400 % zoom
+    fresh.ask(LONG_NOTE)
+    fresh.card()
+    page.wait_for_timeout(300)
+    seen = page.evaluate(GEOMETRY)
+    assert seen["heading"] and not seen["allow"] and seen["disabled"]
+    page.evaluate(f"{EL}.shadowRoot.querySelector('.card .allow').scrollIntoView({{block: 'end'}})")
+    page.wait_for_function(
+        f"!{EL}.shadowRoot.querySelector('.card .allow').hasAttribute('aria-disabled')"
+    )
+    page.click("site-agent >> .card .deny")
+    fresh.last_ask()
+
+
 def test_a_short_viewport_gets_a_full_screen_modal_panel(fresh: Shop) -> None:
     page = fresh.page
     page.evaluate(f"{EL}.hide()")

@@ -23,6 +23,7 @@ export class CardView {
   #topSeen = false;
   #frame = 0;
   #observer = null;
+  #root = null;
   #onScroll = () => this.#soon();
 
   /**
@@ -47,7 +48,9 @@ export class CardView {
     this.#more.hidden = true;
     this.#more.addEventListener('click', () => this.showTop());
     scroller.prepend(this.#more);
-    scroller.addEventListener('scroll', this.#onScroll, { passive: true });
+    // Scroll events do not bubble: caught on the way down, whichever box scrolls.
+    this.#root = scroller.getRootNode();
+    this.#root.addEventListener('scroll', this.#onScroll, { passive: true, capture: true });
     addEventListener('resize', this.#onScroll);
     if (globalThis.ResizeObserver) {
       this.#observer = new ResizeObserver(this.#onScroll);
@@ -57,11 +60,14 @@ export class CardView {
     this.#set(false);
   }
 
-  /** Scrolls the scrolling area so the card's top (its heading) is at the top of what is seen. */
+  /** Scrolls the card's top (its heading) to the top of what is seen. */
   showTop() {
     const box = visibleBox(this.#scroller);
     const top = this.#card.getBoundingClientRect().top;
     this.#scroller.scrollTop += top - box.top - 8;
+    // Where the whole panel scrolls (a very short viewport), the panel moves instead.
+    const heading = (this.#card.firstElementChild ?? this.#card).getBoundingClientRect();
+    if (!inside(heading, visibleBox(this.#scroller))) this.#card.scrollIntoView({ block: 'start' });
     this.check();
   }
 
@@ -109,7 +115,7 @@ export class CardView {
   /** Stops measuring and removes the "more above" button (the card was answered). */
   dispose() {
     cancelAnimationFrame(this.#frame);
-    this.#scroller.removeEventListener('scroll', this.#onScroll);
+    this.#root.removeEventListener('scroll', this.#onScroll, { capture: true });
     removeEventListener('resize', this.#onScroll);
     this.#observer?.disconnect();
     this.#more.remove();

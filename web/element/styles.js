@@ -60,6 +60,7 @@ border-radius:calc(var(--_radius)*.67);background:var(--_bg);field-sizing:conten
 @media (max-width:600px),(max-height:500px){.panel{right:0;left:0;top:0;bottom:0;width:100vw;height:100dvh;max-height:100dvh;border-radius:0;border:0}
 .msg{max-width:95%}.body{padding:.6em .8em}}
 @media (max-height:500px){.head{padding:.4em .8em}.status{padding-bottom:.2em}form{padding:.4em .8em}}
+@media (max-height:260px){.panel{overflow-y:auto}.body{flex:none;overflow:visible}} /* 400 % zoom: the panel scrolls as one */
 @media (pointer:coarse){button,button.close{min-height:44px;min-width:44px}textarea{font-size:max(1rem,16px);min-height:44px}
 .head{gap:1em}.close{margin-inline-start:.75em}}
 @media (forced-colors:active){.panel,.box,.msg,button,textarea{border:1px solid CanvasText}
