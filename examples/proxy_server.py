@@ -127,6 +127,9 @@ def fake_app(origins: list[str]) -> Any:
         allowed_origins=origins,
         base_url=FAKE_BASE_URL,
         http_client=httpx.AsyncClient(transport=httpx.MockTransport(fake_openai)),
+        # The fake model costs nothing: room for an eval run or three in a minute
+        # (`eval examples/demo-shop-evals.json --proxy ...` sends one request per step).
+        rate_limit={"window_ms": 60_000, "max": 600},
     )
 
 

@@ -82,6 +82,19 @@ def test_the_documented_pair_of_commands_works(
     assert "forbidden-origin" not in printed.out + printed.err
 
 
+def test_the_pair_can_be_run_again_and_again_without_the_rate_limit(
+    example_proxy: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The module's proxy already served the run above; three more in the same minute stay under
+    # the fake model's limit (the default 20 a minute would refuse them with 429).
+    for attempt in range(3):
+        out = tmp_path / f"report{attempt}.json"
+        code = main(["eval", str(DEMO_SET), "--proxy", example_proxy, "--json", str(out)])
+        printed = capsys.readouterr()
+        assert code == 0, printed.err
+        assert json.loads(out.read_text(encoding="utf-8"))["total"]["errors"] == 0
+
+
 def test_an_origin_the_proxy_does_not_allow_fails_the_run_and_says_what_to_do(
     example_proxy: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
