@@ -141,7 +141,13 @@ def test_the_card_is_read_from_its_top_and_allow_waits_until_all_was_seen(fresh:
     )
     page.click("site-agent >> .card .allow")
     fresh.no_card()
-    [decision] = [e for e in fresh.events("confirm-result") if e["call"]["name"] == "send_feedback"]
+    # The card goes at once; the confirm-result event comes back from the worker after it.
+    for _ in range(100):
+        found = [e for e in fresh.events("confirm-result") if e["call"]["name"] == "send_feedback"]
+        if found:
+            break
+        page.wait_for_timeout(100)
+    [decision] = found
     assert decision["decision"]["allowed"] is True
     page.wait_for_function("document.getElementById('feedback-message').value !== ''")
 

@@ -331,6 +331,7 @@ def test_a_queued_message_is_dropped_by_stop_or_new_conversation(open_page: Any,
         page.click("site-agent >> .stop")
     else:
         page.click("site-agent >> .fresh")
+        page.click("site-agent >> .fresh-yes")  # a conversation with a message asks first
     assert page.locator("site-agent >> .queued").count() == 0
     wait_until(page, f"() => {EL}.state === 'ready'")
     page.wait_for_timeout(500)
