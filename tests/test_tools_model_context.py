@@ -523,3 +523,68 @@ def test_a_re_registration_while_the_visitor_decides_is_stale() -> None:
     assert ran == []
     results = [s for s in result.trace["steps"] if s["kind"] == "tool-result"]
     assert results[0]["outcome"] == "stale-tools"
+
+
+def _route_change_page(on_confirm: Any) -> tuple[FakeModelContext, list[str], Any]:
+    """A single-page app: ``open_search`` moves to the search route, whose component registers
+    ``search``; ``toolchange`` fires in a later task (like the shim), so the agent's next listing
+    sees ``search`` before its event arrives. ``on_confirm`` runs while the visitor decides."""
+    mc = FakeModelContext()
+    mc.deferred_events = True
+    ran: list[str] = []
+
+    def open_search(args: Any) -> str:
+        mc.register("search", description="Search", execute=lambda a: ran.append("search") or "3")
+        return "on the search page"
+
+    mc.register("open_search", description="Open search", execute=open_search)
+    mc.flush()
+
+    def confirm(request: Any) -> bool:
+        if request.call.name == "search":
+            on_confirm(mc)
+        return True
+
+    model = Scripted(
+        [
+            {"type": "tool", "name": "open_search", "arguments": {}},
+            {"type": "tool", "name": "search", "arguments": {}},
+            {"type": "answer", "text": "3 mugs"},
+        ]
+    )
+    agent = sa.create_site_agent(model=model, tools=source_for(mc), confirm=confirm)
+    return mc, ran, agent
+
+
+def test_an_allow_survives_the_late_event_of_a_change_the_listing_already_saw() -> None:
+    # The search tool's own toolchange arrives while the visitor decides: the listing the
+    # decision was made on already showed it, so the allowed call runs (no stale-tools).
+    _mc, ran, agent = _route_change_page(lambda mc: mc.flush())
+
+    async def main() -> Any:
+        return await agent.run("find mugs").done
+
+    result = run(main())
+    outcomes = [s["outcome"] for s in result.trace["steps"] if s["kind"] == "tool-result"]
+    assert outcomes == ["ran", "ran"]
+    assert ran == ["search"]
+    assert result.status == "answered"
+
+
+def test_a_real_change_behind_a_late_event_is_still_stale() -> None:
+    # Besides the late event, the page registers the search tool again (same content) while the
+    # visitor decides: that change was never listed, so the call is not run.
+    def re_register(mc: FakeModelContext) -> None:
+        mc.unregister("search")
+        mc.register("search", description="Search", execute=lambda a: "other")
+        mc.flush()
+
+    _mc, ran, agent = _route_change_page(re_register)
+
+    async def main() -> Any:
+        return await agent.run("find mugs").done
+
+    result = run(main())
+    outcomes = [s["outcome"] for s in result.trace["steps"] if s["kind"] == "tool-result"]
+    assert outcomes == ["ran", "stale-tools"]
+    assert ran == []

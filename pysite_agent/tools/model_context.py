@@ -40,7 +40,10 @@ as documented in Chrome's "WebMCP API updates" and spec PR #348, see ``docs/webm
   in that last case every key is renewed, since the event does not say which tool changed.
 - **Revision** (README, decision binding): raised by one on every ``toolchange`` event (even when
   name and schema stay the same) and whenever a listing differs from the previous one (names,
-  keys or normalized content).
+  keys or normalized content). An event that arrives *after* a listing already showed its change
+  (a register or unregister the listing explained; the shim and a worker's relay dispatch
+  ``toolchange`` in a later task) was counted by that listing and does not raise it again, so a
+  decision bound to that listing stays valid; any event beyond those raises it.
 - **Execution**: arguments go as a plain JS object (``Object.fromEntries``), once: every Chrome
   with ``document.modelContext`` takes an object, and a decision allows exactly one execution, so
   a call is never sent again with its arguments in another form. When the browser refuses the
@@ -245,8 +248,14 @@ class ModelContextSource:
         self._callbacks.clear()
 
     def _on_toolchange(self, *_event: Any) -> None:
-        self._revision += 1
-        self._events += 1
+        if self._credit:
+            # A listing already saw this change (the shim dispatches in a later task) and
+            # raised the revision for it then: counting it again would make a decision taken
+            # on that listing stale although nothing changed since (an Allow thrown away).
+            self._credit -= 1
+        else:
+            self._revision += 1
+            self._events += 1
         for callback in list(self._callbacks):
             try:
                 result = callback()
