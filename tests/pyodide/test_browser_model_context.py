@@ -518,3 +518,29 @@ async def _native_source(selenium):
 def test_native_model_context(selenium: Any) -> None:
     needs_chromium(selenium)
     _native_source(selenium)
+
+
+@run_in_pyodide(packages=["pysite-agent"])
+async def test_shim_late_toolchange_of_a_listed_change_keeps_the_revision(selenium, shim):
+    # A route's component registers a tool and the agent lists it before the shim's toolchange
+    # (a later task) arrives: a decision taken on that listing stays bound; a real change after
+    # it still raises the revision.
+    from pyodide.code import run_js
+
+    from pysite_agent.tools.model_context import ModelContextSource
+
+    mod = run_js(shim)
+    mc = mod.createModelContext()
+    await mc.registerTool(run_js("({name: 'open_search', description: 'd', execute: () => 1})"))
+    source = ModelContextSource(mc)
+    await source.get_tools()
+    pending = mc.registerTool(run_js("({name: 'search', description: 's', execute: () => 2})"))
+    listed = {t.name: t.key for t in await source.get_tools()}
+    assert sorted(listed) == ["open_search", "search"]
+    revision = source.revision
+    await pending  # resolves once its toolchange was dispatched
+    assert source.revision == revision
+    assert {t.name: t.key for t in await source.get_tools()} == listed
+    await mc.registerTool(run_js("({name: 'extra', description: 'e', execute: () => 3})"))
+    assert source.revision > revision
+    source.close()
