@@ -218,3 +218,20 @@ def test_same_origin_frames_share_one_registry(mc_page: Any, http_server: Any) -
     assert got["origin"] == origin
     assert (got["ownWindow"], got["frameWindow"]) == (False, True)
     assert got["after"] == ["page_tool"]
+
+
+def test_a_schema_with_format_is_registered_listed_and_runs(mc_page: Any) -> None:
+    # Chromium 156 accepts `format` (apps use `format: "date"`); the shim must not be stricter.
+    got = run(
+        mc_page,
+        """
+        const inputSchema = {type: 'object', properties: {day: {type: 'string', format: 'date'},
+                             to: {type: 'string', format: 'email'}}};
+        await mc.registerTool({name: 'book', description: 'd', inputSchema,
+                               execute: (args) => 'booked ' + args.day});
+        const tool = (await mc.getTools()).find((t) => t.name === 'book');
+        const result = await mc.executeTool(tool, {day: '2026-12-24'});
+        return {format: tool.inputSchema.properties.day.format, result};
+        """,
+    )
+    assert got == {"format": "date", "result": "booked 2026-12-24"}

@@ -146,14 +146,13 @@ def test_schemas_outside_the_spec_subset_are_refused_at_registration(mc_page: An
         const refused = {
           ref: {type: 'object', properties: {x: {$ref: '#/x'}}},
           defs: {type: 'object', $defs: {}},
-          format: {type: 'object', properties: {x: {type: 'string', format: 'email'}}},
           addTrue: {type: 'object', additionalProperties: true},
           addSchema: {type: 'object', additionalProperties: {type: 'string'}},
           unevaluated: {type: 'object', unevaluatedProperties: false},
           dependent: {type: 'object', dependentRequired: {x: ['y']}},
           encoding: {type: 'object', properties: {x: {type: 'string', contentEncoding: 'base64'}}},
           badPattern: {type: 'string', pattern: '['},
-          deep: {type: 'object', properties: {a: {type: 'array', items: {format: 'date'}}}},
+          deep: {type: 'object', properties: {a: {type: 'array', items: {$ref: '#/a'}}}},
         };
         const out = {};
         for (const [k, inputSchema] of Object.entries(refused)) {
@@ -169,12 +168,12 @@ def test_schemas_outside_the_spec_subset_are_refused_at_registration(mc_page: An
         return out;
         """,
     )
-    for case in ["ref", "defs", "format", "addTrue", "addSchema", "unevaluated", "dependent",
+    for case in ["ref", "defs", "addTrue", "addSchema", "unevaluated", "dependent",
                  "encoding", "badPattern", "deep"]:  # fmt: skip
         kind, message = got[case]
         assert kind == "TypeError", case
         assert "inputSchema" in message, case
-    assert "'format' (at '/properties/a/items')" in got["deep"][1]
+    assert "'$ref' (at '/properties/a/items')" in got["deep"][1]
     assert got["accepted"]["ok"] is True
     assert got["listed"] == ["x"]  # refused registrations left the name free
 

@@ -3,10 +3,12 @@
 // The argument check of executeTool() is webmcp/arguments.js. Registration refuses
 // the excluded keywords, an `additionalProperties` other than `false`, and an invalid
 // `pattern`; other keywords are accepted (docs/webmcp-native.md explains the choice).
+// `format` is accepted although the draft excludes it: Chromium 156's registerTool() takes it
+// (apps use `format: "date"`), the doctor still flags it, and the gateway validates every call.
 
 /** Keywords the spec excludes from the subset (PR #289: remote/DAG, formats, content...). */
 export const EXCLUDED = [
-  '$ref', '$defs', 'definitions', '$dynamicRef', '$anchor', '$dynamicAnchor', 'format',
+  '$ref', '$defs', 'definitions', '$dynamicRef', '$anchor', '$dynamicAnchor',
   'unevaluatedProperties', 'unevaluatedItems', 'dependentRequired', 'dependentSchemas',
   'dependencies', 'contentEncoding', 'contentMediaType', 'contentSchema',
   'if', 'then', 'else', 'patternProperties', 'propertyNames',
