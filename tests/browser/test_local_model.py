@@ -7,8 +7,8 @@ WebMCP): nothing of the engine loads before the panel opens; the download waits 
 shows its size and progress and can be cancelled (nothing kept); "add two mugs to my cart"
 ends in a call of a listed tool whose arguments its schema accepts (a card for
 ``add_to_cart``: Allow changes the cart) or in an answer, never in an invalid call; a second
-visit starts from the kept copy without a download; Stop ends a run during generation; a
-damaged kept copy is offered for download again. The prompt's size in tokens is printed (run
+visit starts from the kept copy without a download; Stop ends a run during generation, and
+Stop as a token arrives leaves no uncaught rejection of the engine's stream; a damaged kept copy is offered for download again. The prompt's size in tokens is printed (run
 with ``-s`` to see it): it is what the model's speed on this CPU is paid for.
 """
 
@@ -21,6 +21,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from conftest import PageLog
 from element_support import EL, RECORDER, REPO, Shop
 
 from pysite_agent.bundle import build_bundle
@@ -177,8 +178,14 @@ def test_download_then_add_two_mugs_ends_in_a_valid_call_or_an_answer(
 
 
 def test_a_second_visit_starts_from_the_kept_copy_and_stop_ends_generation(
-    shop: Shop, site: DemoServer
+    shop: Shop, site: DemoServer, page_log: PageLog
 ) -> None:
+    worker_errors: list[str] = []
+
+    def watch(worker: Any) -> None:  # the engine runs in the element's module worker
+        worker.on("console", lambda msg: msg.type == "error" and worker_errors.append(msg.text))
+
+    shop.page.on("worker", watch)
     before = model_gets(site)
     shop.open("?models=local")
     box(shop, "stored-box").wait_for()
@@ -194,6 +201,43 @@ def test_a_second_visit_starts_from_the_kept_copy_and_stop_ends_generation(
     stopped = outcome.get("result", {}).get("status") == "aborted"
     assert stopped or outcome.get("error", {}).get("code") == "aborted", outcome
     assert model_gets(site) == before  # no second download
+    # Stop leaves no uncaught rejection of the engine's stream (page or worker); the page's
+    # own uncaught errors fail the test through ``page_log`` (tests/browser/conftest.py).
+    shop.settle(3000)
+    leftovers = [t for t in [*page_log.console_errors, *worker_errors] if "abort" in t.lower()]
+    assert not leftovers, leftovers
+
+
+def test_stop_after_a_token_leaves_no_uncaught_rejection(shop: Shop, page_log: PageLog) -> None:
+    """The engine host itself, in the page: Stop as the first token arrives, i.e. while wllama
+    still has a reply pending (its stream's next promise is what used to reject uncaught)."""
+    outcome = shop.page.evaluate(
+        """async (path) => {
+            const uncaught = [];
+            addEventListener('unhandledrejection', (e) => uncaught.push(String(e.reason)));
+            const { createLocalEngine } = await import('/web/runtime/local-model.js');
+            const url = new URL(path, location.href).href;
+            const engine = createLocalEngine({ url, threads: 1 });
+            await engine.load();
+            const stop = new AbortController();
+            let pieces = 0;
+            let error = null;
+            try {
+                await engine.chat(
+                    { messages: [{ role: 'user', content: 'Count to fifty.' }], max_tokens: 64 },
+                    { signal: stop.signal, onText: () => { pieces += 1; stop.abort(); } },
+                );
+            } catch (e) {
+                error = e.name;
+            }
+            await new Promise((r) => setTimeout(r, 3000));  // the engine's own run ends meanwhile
+            await engine.unload();
+            return { error, pieces, uncaught };
+        }""",
+        MODEL_PATH,
+    )
+    assert outcome["error"] == "AbortError" and outcome["pieces"] >= 1, outcome
+    assert outcome["uncaught"] == [], outcome
 
 
 def test_a_damaged_kept_copy_is_offered_for_download_again(shop: Shop, site: DemoServer) -> None:

@@ -34,6 +34,17 @@ function abortError(signal) {
   return new DOMException(typeof reason === 'string' ? reason : 'The operation was aborted.', 'AbortError');
 }
 
+// `promise`, or an AbortError as soon as `signal` aborts (the run itself ends at its next token).
+function untilAborted(promise, signal) {
+  if (!signal) return promise;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 async function sha256Hex(blob) {
   const digest = await crypto.subtle.digest('SHA-256', await blob.arrayBuffer());
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
@@ -322,19 +333,22 @@ class LocalEngine {
     let timings = null;
     let firstTokenMs = null;
     const started = performance.now();
-    try {
-      const stream = await this.#wllama.createChatCompletion({ ...request, stream: true, abortSignal: signal });
-      for await (const chunk of stream) {
-        const piece = chunk?.choices?.[0]?.delta?.content;
-        if (piece) {
-          firstTokenMs ??= Math.round(performance.now() - started);
-          text += piece;
-          onText?.(piece);
-        }
-        if (chunk?.usage) usage = chunk.usage;
-        if (chunk?.timings) timings = chunk.timings;
-        if (signal?.aborted) throw abortError(signal);
+    const onData = (chunk) => {
+      const piece = chunk?.choices?.[0]?.delta?.content;
+      if (piece) {
+        firstTokenMs ??= Math.round(performance.now() - started);
+        text += piece;
+        onText?.(piece);
       }
+      if (chunk?.usage) usage = chunk.usage;
+      if (chunk?.timings) timings = chunk.timings;
+    };
+    try {
+      // wllama's callback form: one promise for the whole reply, which Stop rejects through
+      // wllama's own abortSignal. (Its async-iterator form leaves a rejected promise behind
+      // when the loop is left during generation: an uncaught AbortError.)
+      const run = this.#wllama.createChatCompletion({ ...request, stream: true, abortSignal: signal, onData });
+      await untilAborted(run, signal);
     } catch (error) {
       if (signal?.aborted || error?.name === 'AbortError') throw abortError(signal);
       const message = String(error?.message ?? error);
