@@ -8,8 +8,9 @@ shows its size and progress and can be cancelled (nothing kept); "add two mugs t
 ends in a call of a listed tool whose arguments its schema accepts (a card for
 ``add_to_cart``: Allow changes the cart) or in an answer, never in an invalid call; a second
 visit starts from the kept copy without a download; Stop ends a run during generation, and
-Stop as a token arrives leaves no uncaught rejection of the engine's stream; a damaged kept copy is offered for download again. The prompt's size in tokens is printed (run
-with ``-s`` to see it): it is what the model's speed on this CPU is paid for.
+Stop as a token arrives leaves no uncaught rejection of the engine's stream; a damaged kept
+copy is offered for download again. The prompt's size in tokens is printed (run with ``-s``
+to see it): it is what the model's speed on this CPU is paid for.
 """
 
 from __future__ import annotations
