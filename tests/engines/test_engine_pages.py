@@ -184,16 +184,9 @@ def test_a_visit_makes_the_snapshot_and_the_next_page_uses_it_with_the_conversat
     page.evaluate("sessionStorage.clear()")
 
 
-def test_a_damaged_snapshot_is_refused_and_python_starts_normally(
-    page: Any, site: Any, engine: str
-) -> None:
+def test_a_damaged_snapshot_is_refused_and_python_starts_normally(page: Any, site: Any) -> None:
     page.goto(site.url + "snapshot-test.html")
-    if not page.evaluate(STORED):
-        # WebKit: the entry the visit stored was gone after the later navigations (see
-        # docs/browsers.md); make one in this document and damage it here.
-        made = page.evaluate(BOOT, {})
-        assert made["info"]["made"] is True, made
-        assert page.evaluate("window.__saved")["saved"] is True
+    # The entry the visit stored outlived the later navigations, in WebKit as in the others.
     assert len(page.evaluate(STORED)) == 1
     page.evaluate(DAMAGE, "truncate")  # (rewritten by the page itself)
     page.goto(site.url + "snapshot-test.html")
@@ -203,15 +196,9 @@ def test_a_damaged_snapshot_is_refused_and_python_starts_normally(
     assert {**result["check"], "late": None} == {**WORKS, "late": None}, result
     assert result["info"]["made"] is True  # a good one replaces it
     assert page.evaluate("window.__saved")["saved"] is True
-    if engine == "webkit" and result["info"]["state"] == "made":
-        # WebKit: the origin's snapshot cache did not always outlive the page
-        # (docs/browsers.md, "What the engines found"): no entry, so a normal start that
-        # makes one. Never `used`.
-        return
     assert result["info"]["state"] == "refused", result["info"]
     assert result["info"]["reason"].startswith("truncated"), result["info"]
-    if engine != "webkit":
-        assert len(page.evaluate(STORED)) == 1
+    assert len(page.evaluate(STORED)) == 1
 
 
 # ---------------------------------------------------------------------------- other pages

@@ -331,7 +331,14 @@ function makeInWorker(options, done) {
     finish({ saved: false, reason: `worker: ${error?.message ?? error}` });
     return;
   }
-  worker.onmessage = ({ data }) => finish(data);
+  // The worker lives until this realm has read its entry back (snapshots.confirmStored).
+  worker.onmessage = ({ data }) => {
+    if (!data?.saved) return finish(data);
+    snapshots.confirmStored(data.bytes).then(
+      () => finish(data),
+      (error) => finish({ saved: false, reason: `storing: ${error?.message ?? error}` }),
+    );
+  };
   worker.onerror = (event) => finish({ saved: false, reason: `worker: ${event.message ?? "failed"}` });
   worker.postMessage(options);
 }

@@ -118,6 +118,24 @@ export async function storeSnapshot(key, bytes) {
   return bytes.length;
 }
 
+/**
+ * Read back, in this realm, the entry another realm (the snapshot worker) stored: resolves to
+ * its size, or rejects when no entry of `bytes` bytes is visible here. WebKitGTK 2.50 kept a
+ * worker's entry across a reload only when a page had matched it before the worker ended
+ * (docs/browsers.md); in every engine it makes `saved` mean "visible to the next page".
+ */
+export async function confirmStored(bytes) {
+  const cache = await caches.open(CACHE);
+  for (const request of await cache.keys()) {
+    const response = await cache.match(request);
+    if (Number(response?.headers.get('x-snapshot-size')) === bytes) {
+      await response.arrayBuffer();
+      return bytes;
+    }
+  }
+  throw new Error('the stored entry is not visible to the page');
+}
+
 /** Delete every stored snapshot of this origin. */
 export async function deleteSnapshots() {
   try {
