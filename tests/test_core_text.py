@@ -7,7 +7,15 @@ import json
 from pathlib import Path
 
 import pytest
-from generators import ASTRAL, LONE_SURROGATES, cut_emoji, hostile_text, hostile_value, nested_list
+from generators import (
+    ASTRAL,
+    LONE_SURROGATES,
+    cut_emoji,
+    dismantle,
+    hostile_text,
+    hostile_value,
+    nested_list,
+)
 from hypothesis import given, settings
 from test_core_trace_view import a_trace
 
@@ -54,10 +62,15 @@ def test_well_formed_json_is_not_recursive() -> None:
     for _ in range(10_000):
         deep_leaf = deep_leaf[0]
     deep_leaf.append("\ud83d")
-    out = well_formed_json(deep)
-    for _ in range(10_000):
-        out = out[0]
-    assert out == [REPLACEMENT]
+    result = well_formed_json(deep)
+    try:
+        out = result
+        for _ in range(10_000):
+            out = out[0]
+        assert out == [REPLACEMENT]
+    finally:
+        dismantle(deep)
+        dismantle(result)
 
 
 def test_trace_show_and_check_a_trace_holding_lone_surrogates(
