@@ -392,3 +392,22 @@ def test_caps_must_be_positive_integers(value: Any) -> None:
         proxy("/a", max_messages=value)
     with pytest.raises(ValueError):
         proxy("/a", max_body_bytes=value)
+
+
+def test_lone_surrogates_in_the_conversation_are_sent_as_replacement_characters() -> None:
+    from generators import LONE_SURROGATES
+
+    from pysite_agent.core.text import REPLACEMENT
+
+    reply = {"type": "answer", "text": "ok"}
+    for lone in LONE_SURROGATES:
+        fetch = FakeFetch(Response(200, reply))
+        model = proxy("/api/agent", fetch=fetch)
+        text = f"cut {lone} emoji"
+        req = request(messages=[user_message(text)], instructions=f"site {lone}")
+        assert run(model.respond(req)) == reply
+        ((_, init),) = fetch.calls
+        init["body"].encode("utf-8")  # a well-formed body: fetch's TextEncoder changes nothing
+        body = json.loads(init["body"])
+        assert json.dumps(body["messages"], ensure_ascii=False).count(REPLACEMENT) == 1
+        assert body["instructions"] == f"site {REPLACEMENT}"

@@ -48,6 +48,22 @@ _RUN = """async (source) => {
 }"""
 
 
+MAX_WAIT_MS = 60_000
+"""The longest ``--wait-ms``: one minute (a longer wait is a typo, or a page that never settles)."""
+
+
+def _wait_ms(text: str) -> int:
+    """``--wait-ms``: an integer from 0 to :data:`MAX_WAIT_MS`; argparse reports anything else
+    (``argparse.ArgumentTypeError``, exit status 2) before a browser starts."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of milliseconds: {text!r}") from None
+    if not 0 <= value <= MAX_WAIT_MS:
+        raise argparse.ArgumentTypeError(f"{value} is outside 0 to {MAX_WAIT_MS} ms")
+    return value
+
+
 def add_command(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "doctor",
@@ -59,9 +75,9 @@ def add_command(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument(
         "--wait-ms",
-        type=int,
+        type=_wait_ms,
         default=1500,
-        help="time for the page's scripts after load, in ms (default 1500)",
+        help=f"time for the page's scripts after load, in ms, 0 to {MAX_WAIT_MS} (default 1500)",
     )
     p.add_argument("--chromium", help="the Chromium executable (default: see the description)")
     p.set_defaults(handler=_run)

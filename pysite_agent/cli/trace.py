@@ -25,8 +25,12 @@ def add_command(sub: Any) -> None:
 
 
 def _load(path: str) -> Any:
+    """The trace's JSON data, lone surrogates (``"\\ud83d"`` escapes) made U+FFFD
+    (:func:`pysite_agent.core.text.well_formed_json`), so the HTML and the report can be written."""
+    from pysite_agent.core.text import well_formed_json
+
     text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    return json.loads(text)
+    return well_formed_json(json.loads(text))
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -72,6 +72,7 @@ from pysite_agent.core.errors import ErrorCode, SiteAgentError
 from pysite_agent.core.history import Trim, fit_messages, json_bytes
 from pysite_agent.core.signals import AbortedError
 from pysite_agent.core.sse import ServerSentEvent, SSEParser
+from pysite_agent.core.text import well_formed_json
 from pysite_agent.core.types import ModelRequest
 from pysite_agent.core.wire import problems
 
@@ -236,7 +237,9 @@ class ProxyModel:
         return fetch
 
     def _fit(self, request: ModelRequest) -> tuple[dict[str, Any], Trim | None]:
-        body = request.to_json()
+        # Lone surrogates (page text, tool results) become U+FFFD: JSON sent as UTF-8 cannot
+        # hold them (pysite_agent.core.text, docs/boundaries.md).
+        body = well_formed_json(request.to_json())
         overhead = json_bytes({**body, "messages": []})
         messages, trim = fit_messages(
             body["messages"],

@@ -72,3 +72,12 @@ def test_the_text_tells_no_annotations_from_hints_that_are_all_false() -> None:
     assert hints["bare"] == "hints: no annotations"
     assert hints["writes"] == "hints: all false"
     assert hints["reads"] == "hints: readOnlyHint"
+
+
+@pytest.mark.parametrize("value", ["-1", "60001", "99999999999", "1.5", "soon"])
+def test_wait_ms_is_bounded(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["doctor", "http://127.0.0.1:9/never-opened", "--wait-ms", value])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--wait-ms" in err and ("outside 0 to 60000" in err or "whole number" in err)
