@@ -28,6 +28,114 @@ MAX_PROBLEMS = 8
 MAX_PROBLEM_CHARS = 300
 """Each problem's message is cut to this many characters."""
 
+MAX_ARGUMENT_DEPTH = 32
+"""Arguments nesting objects/arrays deeper than this are refused as an invalid call, checked
+without recursion before anything else reads them (a deep recursion raises ``RecursionError``
+on CPython and overflows the JavaScript stack in Pyodide)."""
+
+MAX_SAFE_INTEGER = 2**53 - 1
+"""JavaScript's ``Number.MAX_SAFE_INTEGER``: a larger integer reaches a JS tool rounded (JSON
+numbers are IEEE 754 doubles there; RFC 8259, section 6), so the argument check refuses it."""
+
+
+class NotJsonData(ValueError):
+    """Text or a value that is not strict JSON data: ``NaN``/``Infinity`` (RFC 8259 has no
+    such numbers), nesting beyond a limit, or not JSON at all. ``str()`` says which."""
+
+
+def _no_constant(name: str) -> Any:
+    raise NotJsonData(f"{name} is not a JSON number (JSON has no NaN or Infinity)")
+
+
+def text_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in JSON ``text`` (brackets inside strings do not
+    count). Linear, without recursion; for text that is not JSON the count is a bound."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def loads_strict(text: str, *, max_depth: int = MAX_ARGUMENT_DEPTH) -> Any:
+    """Parse JSON ``text`` as strict JSON data (RFC 8259).
+
+    The nesting is measured first (:func:`text_depth`), so deep text never reaches the
+    recursive parser.
+
+    Raises:
+        NotJsonData: for ``NaN``, ``Infinity`` or ``-Infinity`` (Python's ``json`` accepts them,
+            JSON does not), for nesting deeper than ``max_depth``, and for text that is not
+            JSON (the message names the position).
+    """
+    if text.count("[") + text.count("{") > max_depth and text_depth(text) > max_depth:
+        raise NotJsonData(f"nested deeper than {max_depth} levels")
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except NotJsonData:
+        raise
+    except RecursionError:
+        raise NotJsonData(f"nested deeper than {max_depth} levels") from None
+    except ValueError as exc:
+        raise NotJsonData(f"not JSON: {exc}") from None
+
+
+def data_problems(value: Any, *, max_depth: int = MAX_ARGUMENT_DEPTH) -> list[Problem]:
+    """What keeps ``value`` from being strict JSON data a JavaScript tool receives exactly.
+
+    Walks ``value`` without recursion and reports, with the JSON pointer of each: nesting deeper
+    than ``max_depth`` (reported once, the walk stops there), ``NaN``/``Infinity``, integers
+    beyond :data:`MAX_SAFE_INTEGER` in magnitude, and values that are not JSON data (an object's
+    non-string key, a set, a function...). ``[]`` when ``value`` is fine. At most
+    :data:`MAX_PROBLEMS` problems.
+    """
+    found: list[Problem] = []
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    while stack and len(found) < MAX_PROBLEMS:
+        item, path = stack.pop()
+        if isinstance(item, dict | list) and len(path) >= max_depth:
+            found.append(Problem(_pointer(path), f"nested deeper than {max_depth} levels"))
+            break
+        if isinstance(item, dict):
+            for key, member in item.items():
+                if not isinstance(key, str):
+                    found.append(Problem(_pointer(path), f"a key that is not a string: {key!r}"))
+                stack.append((member, (*path, key)))
+        elif isinstance(item, list):
+            stack.extend((member, (*path, i)) for i, member in enumerate(item))
+        elif isinstance(item, bool) or item is None or isinstance(item, str):
+            continue
+        elif isinstance(item, int):
+            if abs(item) > MAX_SAFE_INTEGER:
+                found.append(
+                    Problem(
+                        _pointer(path),
+                        f"{item} is beyond 2^53 and would reach the tool rounded; send it as "
+                        "a string if the schema allows one",
+                    )
+                )
+        elif isinstance(item, float):
+            if item != item or item in (float("inf"), float("-inf")):
+                name = "NaN" if item != item else ("Infinity" if item > 0 else "-Infinity")
+                message = f"{name} is not a JSON number (JSON has no NaN or Infinity)"
+                found.append(Problem(_pointer(path), message))
+        else:
+            found.append(Problem(_pointer(path), f"{type(item).__name__} is not JSON data"))
+    return found
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:
@@ -105,7 +213,8 @@ def coerce_arguments(raw: Any) -> dict[str, Any] | None:
     A JSON *string* that parses to an object is accepted (some models send arguments that way).
     An empty string (or only white space) means no arguments, ``{}``: some OpenAI-compatible
     servers send ``arguments: ""`` for a tool without parameters. Any other value (``None``, a
-    number, a list, a string that is not a JSON object) is not an object.
+    number, a list, a string that is not strict JSON (:func:`loads_strict`: no ``NaN``, no
+    nesting beyond :data:`MAX_ARGUMENT_DEPTH`) or not an object) is not an object.
     """
     if isinstance(raw, dict):
         return raw
@@ -113,8 +222,8 @@ def coerce_arguments(raw: Any) -> dict[str, Any] | None:
         if not raw.strip():
             return {}
         try:
-            parsed = json.loads(raw)
-        except ValueError:
+            parsed = loads_strict(raw)
+        except NotJsonData:
             return None
         return parsed if isinstance(parsed, dict) else None
     return None
@@ -123,8 +232,11 @@ def coerce_arguments(raw: Any) -> dict[str, Any] | None:
 def check_arguments(schema: Mapping[str, Any] | None, raw: Any) -> ArgumentCheck:
     """Check the model's ``raw`` arguments against ``schema`` (``None``: any object passes).
 
-    Returns an :class:`ArgumentCheck` with at most :data:`MAX_PROBLEMS` problems, each message
-    cut to :data:`MAX_PROBLEM_CHARS` characters.
+    Before the schema, the arguments must be strict JSON data (:func:`data_problems`): no
+    ``NaN``/``Infinity`` (in a JSON string too, :func:`loads_strict`), no nesting beyond
+    :data:`MAX_ARGUMENT_DEPTH`, no integer beyond 2^53. Strings are never converted to numbers
+    (``"5"`` fails ``{"type": "number"}``). Returns an :class:`ArgumentCheck` with at most
+    :data:`MAX_PROBLEMS` problems, each message cut to :data:`MAX_PROBLEM_CHARS` characters.
 
     Raises:
         InvalidSchemaError: when the schema itself is invalid.
@@ -133,10 +245,19 @@ def check_arguments(schema: Mapping[str, Any] | None, raw: Any) -> ArgumentCheck
     if args is None:
         kind = "null" if raw is None else type(raw).__name__
         if isinstance(raw, str):
-            kind = "a string that is not a JSON object"
+            try:
+                loads_strict(raw)
+                kind = "a string that is not a JSON object"
+            except NotJsonData as exc:
+                return ArgumentCheck(
+                    None, (Problem("", _cut(f"arguments are not JSON data: {exc}")),), 1
+                )
         return ArgumentCheck(
             None, (Problem("", f"arguments must be a JSON object, got {kind}"),), 1
         )
+    not_data = data_problems(args)
+    if not_data:
+        return ArgumentCheck(None, tuple(not_data), len(not_data))
     if schema is None:
         return ArgumentCheck(args, (), 0)
     validator = validator_for(schema)

@@ -18,6 +18,11 @@ import jsonschema
 from jsonschema.protocols import Validator
 
 from pysite_agent.core.errors import SiteAgentError
+from pysite_agent.core.validation import NotJsonData, loads_strict
+
+MAX_REPLY_TEXT_DEPTH = 64
+"""A model's reply text nesting deeper than this is refused before it is parsed (the agent's
+own bound on a reply, ``agent.MAX_REPLY_DEPTH``, is the same)."""
 
 SchemaName = Literal["protocol-v1", "trace-v1"]
 
@@ -113,6 +118,41 @@ def parse_reply(reply: Any) -> ToolReply | AnswerReply:
             out["meta"] = meta
         return out
     raise SiteAgentError("bad-reply", f"unknown reply type {kind!r}; expected 'tool' or 'answer'")
+
+
+def _any_constant(name: str) -> float:
+    return float(name)
+
+
+def load_reply_text(text: str) -> Any:
+    """A model's reply, as JSON text (a proxy's body or ``reply`` event, Chrome's constrained
+    output), as Python data.
+
+    Strict JSON (RFC 8259), with one exception so the model can correct itself: a *tool* reply
+    whose ``arguments`` hold ``NaN``/``Infinity`` comes back with ``arguments`` as their JSON
+    text (``'{"n": NaN}'``), which the argument check refuses as an invalid call (code
+    ``invalid-arguments``, "NaN is not a JSON number") before anything runs.
+
+    Raises:
+        NotJsonData: the text is not JSON, nests deeper than :data:`MAX_REPLY_TEXT_DEPTH`, or
+            holds ``NaN``/``Infinity`` outside a tool reply's ``arguments``.
+    """
+    try:
+        return loads_strict(text, max_depth=MAX_REPLY_TEXT_DEPTH)
+    except NotJsonData as exc:
+        if "JSON number" not in str(exc):
+            raise
+        first = exc
+    value = json.loads(text, parse_constant=_any_constant)
+    if isinstance(value, dict) and value.get("type") == "tool" and "arguments" in value:
+        arguments = json.dumps(value["arguments"], allow_nan=True, ensure_ascii=False)
+        rest = {k: v for k, v in value.items() if k != "arguments"}
+        try:
+            json.dumps(rest, allow_nan=False)
+        except ValueError:
+            raise first from None
+        return {**rest, "arguments": arguments}
+    raise first
 
 
 # Message constructors: the only place the conversation's shapes are written.

@@ -74,7 +74,8 @@ from pysite_agent.core.signals import AbortedError
 from pysite_agent.core.sse import ServerSentEvent, SSEParser
 from pysite_agent.core.text import well_formed_json
 from pysite_agent.core.types import ModelRequest
-from pysite_agent.core.wire import problems
+from pysite_agent.core.validation import NotJsonData
+from pysite_agent.core.wire import load_reply_text, problems
 
 __all__ = ["ProxyModel", "proxy"]
 
@@ -446,10 +447,12 @@ class ProxyModel:
 
     def _reply(self, text: Any) -> dict[str, Any]:
         try:
-            value = json.loads(text if isinstance(text, str) else str(text))
-        except ValueError:
+            value = load_reply_text(text if isinstance(text, str) else str(text))
+        except NotJsonData as exc:
             raise SiteAgentError(
-                "bad-reply", f"The model endpoint's reply is not JSON: {str(text)[:200]!r}"
+                "bad-reply",
+                f"The model endpoint's reply is not JSON data ({str(exc)[:120]}): "
+                f"{str(text)[:200]!r}",
             ) from None
         found = problems("protocol-v1", value, "reply")
         if found:

@@ -7,12 +7,12 @@ reads the whole reply text into the reply (:func:`pysite_agent.core.wire.parse_r
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from pysite_agent.core.errors import SiteAgentError
-from pysite_agent.core.wire import parse_reply
+from pysite_agent.core.validation import NotJsonData
+from pysite_agent.core.wire import load_reply_text, parse_reply
 
 __all__ = ["AnswerStream", "parse_constraint_reply"]
 
@@ -28,11 +28,12 @@ def parse_constraint_reply(text: object, *, model_name: str) -> dict[str, Any]:
     """
     raw = text if isinstance(text, str) else str(text)
     try:
-        value = json.loads(raw)
-    except ValueError:
+        value = load_reply_text(raw)
+    except NotJsonData as exc:
         snippet = raw[:200]
         raise SiteAgentError(
-            "bad-reply", f"{model_name} replied with text that is not JSON: {snippet!r}"
+            "bad-reply",
+            f"{model_name} replied with text that is not JSON data ({str(exc)[:120]}): {snippet!r}",
         ) from None
     return dict(parse_reply(value))
 
