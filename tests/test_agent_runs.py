@@ -436,8 +436,19 @@ def test_meta_goes_back_to_the_model_unchanged() -> None:
 
 
 def test_navigated_result() -> None:
-    tool = sa.Tool("go", "Go.", lambda a: None, None, {"readOnlyHint": True})
+    from pysite_agent.core.results import NAVIGATED
+
+    tool = sa.Tool("go", "Go.", lambda a: NAVIGATED, None, {"readOnlyHint": True})
     agent = sa.create_site_agent(model=ScriptedModel([tool_call("go"), answer()]), tools=[tool])
     events, _ = run(ask(agent, "x"))
     result = next(e for e in events if e.type == "tool-result")
     assert result.navigated and "navigated" in result.text
+
+
+def test_a_tool_that_returns_nothing_is_an_empty_success_not_a_navigation() -> None:
+    tool = sa.Tool("clear", "Clear.", lambda a: None, None, {"readOnlyHint": True})
+    agent = sa.create_site_agent(model=ScriptedModel([tool_call("clear"), answer()]), tools=[tool])
+    events, _ = run(ask(agent, "x"))
+    result = next(e for e in events if e.type == "tool-result")
+    assert not result.navigated and not result.is_error
+    assert "returned no result" in result.text and "navigat" not in result.text

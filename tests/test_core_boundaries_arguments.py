@@ -1,5 +1,5 @@
-"""The model's tool-call arguments over their whole range (docs/boundaries.md, "The model's
-reply"): NaN/Infinity, integers beyond 2^53, numbers as strings, nesting 10,000 deep, through
+"""The model's tool-call arguments over their whole range (a row of docs/boundaries.md):
+NaN/Infinity, integers beyond 2^53, numbers as strings, nesting 10,000 deep, through
 the argument check, the proxy adapter, Chrome's constrained reply and a whole run. Runs on
 CPython and in Pyodide (tests/pyodide/test_core_suite.py)."""
 

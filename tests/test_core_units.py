@@ -63,8 +63,10 @@ def test_other_values(value: Any, text: str) -> None:
     assert results.result_text(value).text == text
 
 
-def test_none_means_navigated() -> None:
+def test_none_means_no_result_and_the_marker_means_navigated() -> None:
     out = results.result_text(None)
+    assert not out.navigated and not out.is_error and out.text == results.NO_RESULT_TEXT
+    out = results.result_text(results.NAVIGATED)
     assert out.navigated and "navigated" in out.text
 
 

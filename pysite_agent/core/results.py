@@ -10,8 +10,11 @@
 - A string passes through as is.
 - A result with no text at all (``""``, ``{"content": []}``) reads :data:`EMPTY_TEXT`: the
   model never gets an empty message.
-- ``None`` means the page navigated while the tool ran (WebMCP's ``executeTool`` resolves
-  ``null`` then): the text says so and ``navigated`` is true.
+- ``None`` (a Python ``None``, JS ``undefined``/``null``: delete and clear actions) means the
+  tool returned nothing: a success that reads :data:`NO_RESULT_TEXT`.
+- :data:`NAVIGATED` means the page navigated while the tool ran (WebMCP's ``executeTool``
+  resolves ``null`` then; the tool source, which knows, returns this marker): the text says so
+  and ``navigated`` is true.
 - Anything else is JSON-encoded (``str()`` for what JSON cannot hold; a value that cannot be
   shown at all is named by its type).
 
@@ -30,9 +33,28 @@ NAVIGATED_TEXT = (
 )
 
 
+NO_RESULT_TEXT = "[The tool returned no result. It ran and reported nothing back.]"
+"""What the model reads when a tool returned ``None`` / ``undefined`` / ``null``."""
+
+
+class Navigated:
+    """The type of :data:`NAVIGATED`: a tool source's result when the page navigated while the
+    tool ran (not a value any tool returns)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NAVIGATED"
+
+
+NAVIGATED = Navigated()
+"""Returned by a tool source in place of a result when the page navigated during the call."""
+
+
 @dataclass(frozen=True, slots=True)
 class ResultText:
-    """A tool result as text: ``is_error`` from MCP's ``isError``; ``navigated`` for ``None``."""
+    """A tool result as text: ``is_error`` from MCP's ``isError``; ``navigated`` for
+    :data:`NAVIGATED`."""
 
     text: str
     is_error: bool = False
@@ -148,8 +170,10 @@ def _mcp_text(value: dict[str, Any]) -> str:
 
 def result_text(value: Any) -> ResultText:
     """Convert a tool's return value to a :class:`ResultText` (rules in the module docstring)."""
-    if value is None:
+    if isinstance(value, Navigated):
         return ResultText(NAVIGATED_TEXT, is_error=False, navigated=True)
+    if value is None:
+        return ResultText(NO_RESULT_TEXT)
     if isinstance(value, str):
         return ResultText(value if value.strip() else EMPTY_TEXT)
     if is_mcp_result(value):

@@ -245,13 +245,13 @@ def check_arguments(schema: Mapping[str, Any] | None, raw: Any) -> ArgumentCheck
     if args is None:
         kind = "null" if raw is None else type(raw).__name__
         if isinstance(raw, str):
+            kind = "a string that is not a JSON object"
             try:
                 loads_strict(raw)
-                kind = "a string that is not a JSON object"
             except NotJsonData as exc:
-                return ArgumentCheck(
-                    None, (Problem("", _cut(f"arguments are not JSON data: {exc}")),), 1
-                )
+                if not str(exc).startswith("not JSON"):
+                    message = f"arguments are not JSON data: {exc}"
+                    return ArgumentCheck(None, (Problem("", _cut(message)),), 1)
         return ArgumentCheck(
             None, (Problem("", f"arguments must be a JSON object, got {kind}"),), 1
         )

@@ -51,7 +51,8 @@ as documented in Chrome's "WebMCP API updates" and spec PR #348, see ``docs/webm
   :class:`~pysite_agent.ffi.BrowserError` saying so, which the bridge hands to the model as an
   error result. ``{signal}`` is a JS
   ``AbortSignal`` that aborts with the call's core signal or when the awaiting task is cancelled
-  (the bridge's timeout). ``null`` (the page navigated) becomes ``None``; a string that is
+  (the bridge's timeout). ``null`` (the page navigated) becomes ``NAVIGATED``, ``undefined`` and
+  the strings ``"undefined"``/``"null"`` (a tool that returned nothing) ``None``; a string that is
   exactly a JSON MCP envelope (Chromium stringifies ``{content: [...]}``) becomes that dict;
   other strings pass as they are. A JS error becomes a
   :class:`~pysite_agent.ffi.BrowserError` (``"UnknownError: Tool was executed but..."``).
@@ -72,7 +73,7 @@ from typing import Any
 
 from pysite_agent import ffi
 from pysite_agent.core.errors import SiteAgentError
-from pysite_agent.core.results import parse_mcp_envelope
+from pysite_agent.core.results import NAVIGATED, parse_mcp_envelope
 from pysite_agent.core.signals import AbortedError, AbortSignal
 from pysite_agent.core.types import RegisteredTool
 
@@ -454,10 +455,20 @@ def _signature(listed: dict[str, _Listed]) -> list[tuple[str, str, str]]:
     return sorted((n, e.tool.key, e.tool.fingerprint()) for n, e in listed.items())
 
 
+_NOTHING = ("undefined", "null")
+"""What ``executeTool`` resolves with when the tool returned ``undefined`` or ``null``: it
+stringifies every result (native Chromium and the shim, ``web/webmcp/calls.js``)."""
+
+
 def _result(value: Any) -> Any:
+    """``executeTool``'s result for the core: JS ``null`` is WebMCP's "the page navigated"
+    (:data:`~pysite_agent.core.results.NAVIGATED`), ``undefined`` and the strings
+    ``"undefined"``/``"null"`` are a tool that returned nothing (``None``)."""
     if ffi.is_none(value):
-        return None
+        return NAVIGATED if value is not None else None
     if isinstance(value, str):
+        if value in _NOTHING:
+            return None
         envelope = parse_mcp_envelope(value)
         return envelope if envelope is not None else value
     if ffi.is_js(value):

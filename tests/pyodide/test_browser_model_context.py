@@ -276,7 +276,9 @@ async def test_js_fake_null_window_string_args_and_broken_schema(selenium, js_fa
     tools = {t.name: t for t in await source.get_tools()}
     assert sorted(tools) == ["broken", "echo", "nav"]  # the frame's tool is skipped
 
-    assert await source.execute_tool(tools["nav"], {}) is None  # null: the page navigated
+    from pysite_agent.core.results import NAVIGATED
+
+    assert await source.execute_tool(tools["nav"], {}) is NAVIGATED  # null: the page navigated
     call = mc.calls[-1]
     assert call.type == "object" and call.isMap is False and call.hasSignal is True
 
