@@ -12,15 +12,62 @@ is wrapped in a ``<div>``: IPython warns about HTML that is just an ``<iframe>``
   its JSON text) as the timeline.
 - :class:`EventLog`: a list of events (what ``AgentRun.events`` returns), one row each.
 - ``RunResult`` shows itself the same way (its own ``_repr_html_`` and ``repr``).
+- :func:`reveal`: invisible and text-direction characters made visible as ``⟦U+202E⟧``, for
+  the confirmation card's lines (:mod:`pysite_agent.core.lines`); ``web/element/reveal.js``
+  applies the same ranges in the transcript and on the card.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from html import escape
 from typing import Any
 
 from pysite_agent.core.events import AgentEvent, RunResult
+
+HIDDEN_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0000, 0x0008),  # C0 controls, but tab, line feed and carriage return
+    (0x000B, 0x000C),
+    (0x000E, 0x001F),
+    (0x007F, 0x009F),  # DEL and the C1 controls
+    (0x00AD, 0x00AD),  # soft hyphen
+    (0x034F, 0x034F),  # combining grapheme joiner
+    (0x061C, 0x061C),  # Arabic letter mark
+    (0x115F, 0x1160),  # Hangul fillers
+    (0x17B4, 0x17B5),  # Khmer inherent vowels (invisible)
+    (0x180B, 0x180F),  # Mongolian variation selectors and vowel separator
+    (0x200B, 0x200F),  # zero-width space, non-joiner, joiner; LRM, RLM
+    (0x2028, 0x202E),  # line/paragraph separators; bidi embeddings and overrides
+    (0x2060, 0x206F),  # word joiner, invisible operators, bidi isolates, deprecated formats
+    (0x3164, 0x3164),  # Hangul filler
+    (0xFEFF, 0xFEFF),  # zero-width no-break space (BOM)
+    (0xFFA0, 0xFFA0),  # halfwidth Hangul filler
+    (0xFFF9, 0xFFFB),  # interlinear annotation controls
+    (0x1D173, 0x1D17A),  # musical symbol formatting controls
+    (0xE0000, 0xE007F),  # tag characters
+)
+"""Code points that show nothing or reorder the text around them (Unicode bidi controls and
+isolates, UAX #9 section 2; zero-width and other default-ignorable characters, Unicode
+section 5.21; C0/C1 controls but tab and line breaks). ``"evil\u202egnp.exe"`` reads as
+``evilexe.png`` in a browser; revealed it reads ``evil⟦U+202E⟧gnp.exe``. The same ranges are in
+``web/element/reveal.js`` (tests/test_core_display_reveal.py checks that they agree)."""
+
+_HIDDEN = re.compile(
+    "[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in HIDDEN_RANGES) + "]"
+)
+
+
+def reveal(text: str) -> str:
+    """``text`` with each character of :data:`HIDDEN_RANGES` replaced by a visible marker,
+    ``⟦U+XXXX⟧`` (four to six hex digits). Everything else is kept; the result holds no hidden
+    character, so revealing twice changes nothing."""
+    return _HIDDEN.sub(lambda m: f"⟦U+{ord(m.group()):04X}⟧", text)
+
+
+def has_hidden(text: str) -> bool:
+    """Whether ``text`` holds a character of :data:`HIDDEN_RANGES`."""
+    return _HIDDEN.search(text) is not None
 
 
 def _view() -> Any:

@@ -5,7 +5,9 @@ Each top-level argument becomes ``ConfirmLine(key, label, value)``: ``label`` is
 ``max_price`` -> "Max price"); ``value`` is a string as is, anything else as compact JSON.
 
 Values are never shortened: the visitor must be able to see everything they approve (the card
-scrolls long values and keeps their white space).
+scrolls long values and keeps their white space). Invisible and text-direction characters in
+labels and values are shown as markers (``⟦U+202E⟧``, :func:`pysite_agent.core.display.reveal`),
+so ``evil\u202egnp.exe`` cannot read as ``evilexe.png``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pysite_agent.core.display import reveal
 from pysite_agent.core.types import ConfirmLine
 
 
@@ -49,5 +52,5 @@ def confirm_lines(
         spec = props.get(key)
         title = spec.get("title") if isinstance(spec, Mapping) else None
         label = title if isinstance(title, str) and title.strip() else label_for_key(key)
-        lines.append(ConfirmLine(key, label, _value_text(arguments[key])))
+        lines.append(ConfirmLine(key, reveal(label), reveal(_value_text(arguments[key]))))
     return tuple(lines)

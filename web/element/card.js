@@ -6,6 +6,7 @@
 // visitor typing in a field of the page keeps the focus (the card announces itself, waits).
 import { h } from './dom.js';
 import { CardView } from './fit.js';
+import { reveal, showsHidden } from './reveal.js';
 
 const TYPED = ['button', 'submit', 'reset', 'checkbox', 'radio', 'range', 'color', 'file', 'image'];
 
@@ -52,7 +53,8 @@ export class Card {
       const t = this.t;
       const typing = typingIn(this.host);
       const { tool, lines, reason } = request;
-      const name = tool.title || tool.name;
+      const name = reveal(tool.title || tool.name);
+      const hidden = showsHidden(name) || lines.some((l) => showsHidden(l.label) || showsHidden(l.value));
       const titleId = `card-${request.call.id}`.replace(/[^\w-]/g, '_');
       const list = h('dl');
       for (const line of lines) list.append(h('dt', { text: line.label }), h('dd', { text: line.value }));
@@ -65,8 +67,9 @@ export class Card {
       },
       h('h3', { id: titleId, text: t('confirmHeading', { tool: name }) }),
       summary,
-      tool.description ? h('p', { class: 'description', text: tool.description }) : null,
+      tool.description ? h('p', { class: 'description', text: reveal(tool.description) }) : null,
       lines.length ? list : h('p', { class: 'note', text: t('noDetails') }),
+      hidden ? h('p', { class: 'note hidden-chars', text: t('hiddenShown') }) : null,
       h('p', { class: 'why', text: t(`reason.${reason}`) }),
       h('div', { class: 'actions' }, deny, allow));
       this.#summarize(request, summary);

@@ -42,6 +42,7 @@ export const DEFAULT_STRINGS = {
   confirmHeading: 'Allow {tool}?',
   confirmAnnounce: 'Confirmation needed: {tool}. Allow or deny.',
   noDetails: 'No details.',
+  hiddenShown: 'Invisible or text-direction characters are shown as ⟦U+…⟧ codes.',
   allow: 'Allow',
   deny: 'Deny',
   allowed: 'Allowed.',

@@ -2,13 +2,16 @@
 // assistant's messages, the text the model is still writing, one line per tool call (updated
 // in place as the call goes on) and notes. Every change of the log goes through this class;
 // model and tool text is always set with textContent, never as HTML (the assistant's http(s)
-// links become <a> elements built from text nodes: links.js).
+// links become <a> elements built from text nodes: links.js). Invisible and text-direction
+// characters show as ⟦U+…⟧ codes (reveal.js), marked on the message; a visit keeps the text.
 import { h } from './dom.js';
 import { appendWithLinks } from './links.js';
+import { reveal } from './reveal.js';
 
 export class Transcript {
   #entries = []; // [kind, node, text?]: what a visit keeps (web/element/visit.js)
   #draft = null; // the message the model is writing (text-delta events)
+  #draftText = ''; // its text as written (the draft shows it revealed)
   #tools = new Map(); // call id -> its line
   #titles = new Map(); // call id -> the tool's title (or name), for the progress lines
   #scrollPending = false;
@@ -48,7 +51,7 @@ export class Transcript {
 
   /** A note ('note', 'error', or a kind a visit restores); returns its node. */
   note(text, kind = 'note') {
-    const node = this.#append(h('p', { class: kind, text }));
+    const node = this.#append(h('p', { class: kind, text: reveal(text) }));
     this.#entries.push([kind, node]);
     return node;
   }
@@ -72,8 +75,10 @@ export class Transcript {
   delta(text) {
     if (!this.#draft) {
       this.#draft = this.#append(h('p', { class: 'msg assistant streaming', 'aria-hidden': 'true' }, document.createTextNode('')));
+      this.#draftText = '';
     }
-    this.#draft.firstChild.appendData(text);
+    this.#draftText += text;
+    this.#draft.firstChild.appendData(reveal(text));
     this.scrollSoon();
   }
 
@@ -82,7 +87,7 @@ export class Transcript {
     const draft = this.#draft;
     this.#draft = null;
     if (!draft) return how === 'answer' && this.message('assistant', text);
-    const node = this.#messageNode('assistant', how === 'answer' ? text : draft.textContent, how === 'answer' ? '' : ` ${how}`);
+    const node = this.#messageNode('assistant', how === 'answer' ? text : this.#draftText, how === 'answer' ? '' : ` ${how}`);
     if (how === 'incomplete') node.append(h('span', { class: 'mark', text: ` ${this.t('incomplete')}` }));
     draft.replaceWith(node);
   }
@@ -119,7 +124,7 @@ export class Transcript {
   toolLine(call, text, kind = 'note') {
     const line = this.#tools.get(call.id);
     if (line) {
-      line.textContent = text;
+      line.textContent = reveal(text);
       line.className = kind;
     } else {
       this.#tools.set(call.id, this.note(text, kind));
@@ -129,8 +134,10 @@ export class Transcript {
   #messageNode(kind, text, extra = '') {
     const who = kind === 'user' ? this.t('you') : this.t('assistant');
     const node = h('p', { class: `msg ${kind}${extra}` }, h('span', { class: 'sr', text: `${who} ` }));
-    if (kind === 'assistant') appendWithLinks(node, text);
-    else node.append(document.createTextNode(text));
+    const shown = reveal(text);
+    if (kind === 'assistant') appendWithLinks(node, shown);
+    else node.append(document.createTextNode(shown));
+    if (shown !== text) node.append(h('span', { class: 'mark', text: ` ${this.t('hiddenShown')}` }));
     this.#entries.push([kind, node, text]);
     return node;
   }
