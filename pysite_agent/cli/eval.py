@@ -100,10 +100,15 @@ def _check_options(args: argparse.Namespace) -> None:
         raise SystemExit(f"--min-tool-choice wants a fraction from 0 to 1, got {minimum}")
     if not args.timeout_s > 0 or args.timeout_s == float("inf"):
         raise SystemExit(f"--timeout-s wants a number of seconds above 0, got {args.timeout_s}")
-    if args.json and args.json != "-":
-        folder = Path(args.json).parent
-        if not folder.is_dir():
-            raise SystemExit(f"--json {args.json}: the folder {folder} does not exist")
+    if args.min_pass is not None and not 0 <= args.min_pass <= 1:
+        raise SystemExit(f"--min-pass wants a fraction from 0 to 1, got {args.min_pass}")
+    if not 1 <= args.max_steps <= 50:
+        raise SystemExit(f"--max-steps wants a whole number from 1 to 50, got {args.max_steps}")
+    for option, path in (("--json", args.json), ("--junit", args.junit), ("--html", args.html)):
+        if path and path != "-":
+            folder = Path(path).parent
+            if not folder.is_dir():
+                raise SystemExit(f"{option} {path}: the folder {folder} does not exist")
 
 
 def add_command(sub: Any) -> None:
@@ -150,6 +155,15 @@ def add_command(sub: Any) -> None:
     )
     p.add_argument("--instructions", help="the site's instructions (default: the set's)")
     p.add_argument("--json", metavar="OUT", help="also write the report as JSON ('-': stdout)")
+    p.add_argument("--junit", metavar="FILE", help="also write the report as JUnit XML")
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
+    p.add_argument(
+        "--max-steps",
+        type=int,
+        default=6,
+        metavar="N",
+        help="model requests per case before it stops (default 6, as webmcp-evals)",
+    )
     p.add_argument(
         "--timeout-s", type=float, default=60.0, help="per request to --proxy (default 60)"
     )
@@ -158,6 +172,12 @@ def add_command(sub: Any) -> None:
         type=float,
         metavar="FRACTION",
         help="exit 1 when total tool-choice accuracy is below this (0..1)",
+    )
+    p.add_argument(
+        "--min-pass",
+        type=float,
+        metavar="FRACTION",
+        help="exit 1 when the share of cases that pass (webmcp-evals' verdict) is below this",
     )
     p.set_defaults(handler=run_eval_command)
 
@@ -203,10 +223,37 @@ def _read_json(path: str, what: str) -> Any:
         raise SystemExit(f"{what} {path} is not JSON: {exc}") from None
 
 
+def _write(option: str, path: str, text: str) -> bool:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"{option} {path}: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
+def write_reports(args: argparse.Namespace, data: dict[str, Any], table: str) -> bool:
+    """Print the table (or the JSON for ``--json -``) and write ``--json``/``--junit``/
+    ``--html``; ``False`` when a file could not be written (said on stderr)."""
+    from pysite_agent.agent.eval_export import to_html, to_junit
+
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    print(text if args.json == "-" else table)
+    ok = True
+    if args.json and args.json != "-":
+        ok = _write("--json", args.json, text + "\n") and ok
+    if args.junit:
+        ok = _write("--junit", args.junit, to_junit(data)) and ok
+    if args.html:
+        ok = _write("--html", args.html, to_html(data, title=f"Eval: {args.cases}")) and ok
+    return ok
+
+
 def run_eval_command(args: argparse.Namespace) -> int:
     """Exit status: 0; 1 when a case failed with an error (the model could not be reached or
     refused, e.g. 403 ``forbidden-origin``: a CI gate must not read that as a score) or the
-    total is below ``--min-tool-choice``; 2 for unusable input (message on stderr)."""
+    total is below ``--min-tool-choice`` or ``--min-pass``; 2 for unusable input (one line on
+    stderr)."""
     from pysite_agent.agent.evals import EvalSetError, load_eval_set, run_eval
 
     try:
@@ -220,20 +267,17 @@ def run_eval_command(args: argparse.Namespace) -> int:
     except SystemExit as exc:
         print(exc, file=sys.stderr)
         return 2
-    report = asyncio.run(run_eval(eval_set, model, instructions=args.instructions))
+    report = asyncio.run(
+        run_eval(eval_set, model, instructions=args.instructions, max_steps=args.max_steps)
+    )
     data = report.to_json()
-    if args.json == "-":
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        print(report.table())
-        if args.json:
-            try:
-                Path(args.json).write_text(
-                    json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-                )
-            except OSError as exc:
-                print(f"--json {args.json}: {exc}", file=sys.stderr)
-                return 2
+    if not write_reports(args, data, report.table()):
+        return 2
+    return gate(args, data)
+
+
+def gate(args: argparse.Namespace, data: dict[str, Any]) -> int:
+    """The exit status a CI reads from a report's JSON (see :func:`run_eval_command`)."""
     errored = [c for c in data["cases"] if c.get("error")]
     if errored:
         first = errored[0]["error"]
@@ -242,7 +286,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
             f"{first['code']}: {first['message']})",
             file=sys.stderr,
         )
-        if args.proxy and "forbidden-origin" in first["message"]:
+        if getattr(args, "proxy", None) and "forbidden-origin" in first["message"]:
             print(
                 f"the proxy did not allow the origin {args.origin}: pass --origin with one of "
                 "its allowed origins (its --allowed-origin)",
@@ -253,6 +297,15 @@ def run_eval_command(args: argparse.Namespace) -> int:
     if minimum is not None and data["total"]["toolChoice"] < minimum:
         print(
             f"tool choice {data['total']['toolChoice']:.0%} is below {minimum:.0%}",
+            file=sys.stderr,
+        )
+        return 1
+    summary = data["summary"]
+    rate = summary["pass"] / summary["tests"] if summary["tests"] else 0.0
+    if args.min_pass is not None and rate < args.min_pass:
+        print(
+            f"{summary['pass']} of {summary['tests']} cases pass ({rate:.0%}), below "
+            f"{args.min_pass:.0%}",
             file=sys.stderr,
         )
         return 1
