@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["case_reason", "smoke_report", "to_html", "to_junit"]
+__all__ = ["case_reason", "smoke_report", "smoke_table", "to_html", "to_junit"]
 
 
 def _names(steps: Sequence[Mapping[str, Any]]) -> str:
@@ -29,6 +29,8 @@ def case_reason(case: Mapping[str, Any]) -> str:
     """One line on why a case did not pass (empty for a pass)."""
     if case.get("outcome") == "pass":
         return ""
+    if case.get("problem"):
+        return str(case["problem"])
     error = case.get("error")
     if isinstance(error, Mapping):
         return f"{error.get('code')}: {error.get('message')}"
@@ -41,8 +43,9 @@ def case_reason(case: Mapping[str, Any]) -> str:
 
 def smoke_report(url: str, cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """A smoke run's report: ``{version: 1, model: "smoke (URL)", summary, cases}`` from
-    ``cases`` ``[{name, outcome, trajectory, error?}]`` (the shape :func:`to_junit` and
-    :func:`to_html` read)."""
+    ``cases`` ``[{name, outcome, durationMs, trajectory, problem?}]`` (the shape
+    :func:`to_junit` and :func:`to_html` read; ``outcome`` ``pass``, ``fail``, ``error`` or
+    ``skipped``; ``problem`` says why a case did not pass)."""
     outcomes = [c["outcome"] for c in cases]
     return {
         "version": 1,
@@ -52,9 +55,27 @@ def smoke_report(url: str, cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]
             "pass": outcomes.count("pass"),
             "fail": outcomes.count("fail"),
             "error": outcomes.count("error"),
+            "skipped": outcomes.count("skipped"),
         },
         "cases": [dict(c) for c in cases],
     }
+
+
+def smoke_table(report: Mapping[str, Any]) -> str:
+    """A smoke report as text: one line per case, then the summary."""
+    lines = []
+    for case in report.get("cases", []):
+        calls = len(case.get("trajectory", []))
+        line = f"{str(case.get('outcome')).upper():5}  {case.get('name')}  ({calls} calls)"
+        reason = case_reason(case)
+        lines.append(f"{line}: {reason}" if reason else line)
+    s = report.get("summary", {})
+    lines.append(
+        f"tests {s.get('tests', 0)}, pass {s.get('pass', 0)}, fail {s.get('fail', 0)}, "
+        f"error {s.get('error', 0)}" + (f", skipped {s['skipped']}" if s.get("skipped") else "")
+    )
+    lines.append(f"model: {report.get('model')}")
+    return "\n".join(lines)
 
 
 def to_junit(report: Mapping[str, Any], *, suite: str = "pysite-agent eval") -> str:
@@ -76,7 +97,7 @@ def to_junit(report: Mapping[str, Any], *, suite: str = "pysite-agent eval") -> 
         tests=str(summary.get("tests", 0)),
         failures=str(summary.get("fail", 0)),
         errors=str(summary.get("error", 0)),
-        skipped="0",
+        skipped=str(summary.get("skipped", 0)),
         time=f"{seconds:.3f}",
     )
     for case in report.get("cases", []):
@@ -92,6 +113,8 @@ def to_junit(report: Mapping[str, Any], *, suite: str = "pysite-agent eval") -> 
             ET.SubElement(item, "failure", message=case_reason(case), type="fail").text = trajectory
         elif case.get("outcome") == "error":
             ET.SubElement(item, "error", message=case_reason(case), type="error").text = trajectory
+        elif case.get("outcome") == "skipped":
+            ET.SubElement(item, "skipped", message=case_reason(case))
         ET.SubElement(item, "system-out").text = trajectory
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -15,6 +15,7 @@ import pkgutil
 import sys
 import urllib.parse
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,16 @@ def _check_options(args: argparse.Namespace) -> None:
         raise SystemExit(f"--min-pass wants a fraction from 0 to 1, got {args.min_pass}")
     if not 1 <= args.max_steps <= 50:
         raise SystemExit(f"--max-steps wants a whole number from 1 to 50, got {args.max_steps}")
+    if args.smoke and not args.url:
+        raise SystemExit("--smoke runs against a live page: give --url too")
+    if args.smoke and (args.proxy or args.custom):
+        raise SystemExit("--smoke uses no model: leave out --proxy and --custom")
+    if args.url and args.tools:
+        raise SystemExit("--url uses the page's own tools: leave out --tools")
+    if args.url and urllib.parse.urlsplit(args.url).scheme not in ("http", "https"):
+        raise SystemExit(f"--url wants an http(s) page, got {args.url!r}")
+    if not 0 <= args.wait_ms <= 60_000:
+        raise SystemExit(f"--wait-ms wants a whole number from 0 to 60000, got {args.wait_ms}")
     for option, path in (("--json", args.json), ("--junit", args.junit), ("--html", args.html)):
         if path and path != "-":
             folder = Path(path).parent
@@ -153,6 +164,28 @@ def add_command(sub: Any) -> None:
             "allows)"
         ),
     )
+    live = p.add_argument_group("a live page (headless Chromium through Playwright)")
+    live.add_argument(
+        "--url",
+        metavar="URL",
+        help="run the cases against this page's own WebMCP tools (the tools run for real)",
+    )
+    live.add_argument(
+        "--smoke",
+        action="store_true",
+        help="with --url: run the expected calls themselves, no model, and check each result",
+    )
+    live.add_argument(
+        "--native", action="store_true", help="Chromium's own WebMCP (default: the shim)"
+    )
+    live.add_argument("--chromium", metavar="PATH", help="the Chromium executable")
+    live.add_argument(
+        "--wait-ms",
+        type=int,
+        default=5000,
+        metavar="MS",
+        help="how long to wait for the page's tools to appear (default 5000)",
+    )
     p.add_argument("--instructions", help="the site's instructions (default: the set's)")
     p.add_argument("--json", metavar="OUT", help="also write the report as JSON ('-': stdout)")
     p.add_argument("--junit", metavar="FILE", help="also write the report as JUnit XML")
@@ -179,7 +212,7 @@ def add_command(sub: Any) -> None:
         metavar="FRACTION",
         help="exit 1 when the share of cases that pass (webmcp-evals' verdict) is below this",
     )
-    p.set_defaults(handler=run_eval_command)
+    p.set_defaults(handler=run_eval_command, browser=None)
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -256,6 +289,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
     stderr)."""
     from pysite_agent.agent.evals import EvalSetError, load_eval_set, run_eval
 
+    if getattr(args, "url", None):
+        return _run_live(args)
     try:
         _check_options(args)
         tools = _read_json(args.tools, "--tools") if args.tools else None
@@ -310,3 +345,57 @@ def gate(args: argparse.Namespace, data: dict[str, Any]) -> int:
         )
         return 1
     return 0
+
+
+def _run_live(args: argparse.Namespace) -> int:
+    """``--url`` (and ``--smoke``): the same exit statuses; a page that does not load or has
+    no tools is unusable input (2)."""
+    from pysite_agent.agent.eval_export import smoke_table
+    from pysite_agent.agent.evals import EvalSetError
+    from pysite_agent.cli.eval_live import LivePageError, launched_browser, run_live, run_smoke
+
+    try:
+        _check_options(args)
+        data = _read_json(args.cases, "CASES.json")
+        model = None if args.smoke else _model(args)
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    given = getattr(args, "browser", None)  # a caller's Playwright Browser, else launch one
+    opened: AbstractContextManager[Any] = (
+        nullcontext(given)
+        if given is not None
+        else launched_browser(native=args.native, chromium=args.chromium)
+    )
+    try:
+        with opened as browser:
+            if model is None:
+                report = run_smoke(browser, args.url, data, wait_ms=args.wait_ms)
+                table = smoke_table(report)
+            else:
+                result = run_live(
+                    browser,
+                    args.url,
+                    data,
+                    model,
+                    instructions=args.instructions,
+                    max_steps=args.max_steps,
+                    wait_ms=args.wait_ms,
+                )
+                report, table = result.to_json(), result.table()
+    except LivePageError as exc:
+        print(f"eval: {exc}", file=sys.stderr)
+        return 2
+    except EvalSetError as exc:
+        print(f"{args.cases}: {exc}", file=sys.stderr)
+        return 2
+    if not write_reports(args, report, table):
+        return 2
+    if args.smoke:
+        summary = report["summary"]
+        failed = summary["fail"] + summary["error"]
+        if failed:
+            print(f"{failed} of {summary['tests']} smoke cases did not pass", file=sys.stderr)
+            return 1
+        return 0
+    return gate(args, report)
