@@ -120,7 +120,10 @@ def test_a_set_in_webmcp_evals_shape_loads_with_its_history() -> None:
         ({"tools": TOOLS, "cases": []}, "non-empty list"),
         ({"cases": [case("x", ("add_to_cart", {}))]}, "no tools"),
         ({"tools": TOOLS, "cases": [case("x", ("refund", {}))]}, "'refund' is not among"),
-        ({"tools": TOOLS, "cases": [{"messages": [{"role": "user"}]}]}, "cases[0].messages[0]"),
+        (
+            {"tools": TOOLS, "cases": [{"messages": [{"role": "user"}], "expectedCall": None}]},
+            "cases[0].messages[0]",
+        ),
         ({"tools": [{"name": ""}], "cases": [case("x")]}, "tools[0]"),
         ({"tools": TOOLS, "cases": [case("x")], "version": 2}, "version"),
         (
@@ -158,18 +161,30 @@ def test_exact_argument_match_is_canonical_json_with_numbers_by_value() -> None:
         ({"$type": "array"}, [], {}),
         ({"$type": "number"}, 1.5, True),
         ({"$any": True}, "anything", None),
-        ({"$unknown": 1}, None, "x"),
     ],
 )
 def test_webmcp_evals_constraints(constraint: dict[str, Any], good: Any, bad: Any) -> None:
-    if "$unknown" in constraint:  # an unknown operator never matches
-        assert not arguments_match({"a": constraint}, {"a": good})
-        return
     assert arguments_match({"a": constraint}, {"a": good})
     if bad is None:  # $any: the key must be there
         assert not arguments_match({"a": constraint}, {})
     else:
         assert not arguments_match({"a": constraint}, {"a": bad})
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ({"$unknown": 1}, "cases[0].expectedCall[0].arguments.a: unknown constraint '$unknown'"),
+        ({"$type": "integer"}, "$type 'integer' is not a JSON type"),
+        ({"$pattern": "(?x)a"}, "inline flag"),
+        ({"$pattern": "("}, "not a regular expression"),
+    ],
+)
+def test_a_constraint_typo_is_refused_when_the_set_loads(value: Any, words: str) -> None:
+    data = {"tools": TOOLS, "cases": [case("find", ("search", {"a": value}))]}
+    with pytest.raises(sa.EvalSetError) as info:
+        sa.load_eval_set(data)
+    assert words in str(info.value) and str(info.value).startswith("case 'find': ")
 
 
 def test_per_key_accuracy_counts_missing_and_extra_keys() -> None:
@@ -202,17 +217,27 @@ def test_scores_per_case_and_in_total_from_a_scripted_model() -> None:
     }
     model = Scripted(
         tool("add_to_cart", product="mug", quantity=2),  # right, exact
+        ANSWER,
         tool("add_to_cart", product="tote", quantity=3),  # right tool, one key wrong
+        ANSWER,
         tool("search", q="checkout"),  # wrong tool
+        ANSWER,
         ANSWER,  # right: no tool
         sa.SiteAgentError("model-unavailable", "no model here"),  # an error fails its case
     )
     report = run(sa.run_eval(data, model))
     cases = report.to_json()["cases"]
+    assert [c["outcome"] for c in cases] == ["pass", "fail", "fail", "pass", "error"]
     assert [c["toolChoice"] for c in cases] == [True, True, False, True, False]
     assert [c["argumentsExact"] for c in cases] == [True, False, False, True, False]
     assert [c["argumentKeys"] for c in cases] == [1.0, 0.5, 0.0, 1.0, 0.0]
     assert cases[4]["error"] == {"code": "model-unavailable", "message": "no model here"}
+    assert cases[0]["trajectory"] == [
+        {**tool("add_to_cart", product="mug", quantity=2), "result": "ok"},
+        {"type": "answer", "text": "Hello."},
+    ]
+    assert report.summary() == {"tests": 5, "pass": 2, "fail": 2, "error": 1}
+    assert report.pass_rate() == 0.4
     assert report.totals() == {
         "cases": 5,
         "toolChoice": 0.6,
@@ -226,36 +251,56 @@ def test_scores_per_case_and_in_total_from_a_scripted_model() -> None:
     assert first.messages == [{"role": "user", "content": "add two mugs"}]
     table = report.table()
     assert "add two mugs" in table and "error: model-unavailable" in table
-    assert table.splitlines()[-2].split()[-3:] == ["60%", "40%", "50%"]
+    total_row = table.splitlines()[-3].split()
+    assert total_row[3] == "40%" and total_row[-3:] == ["60%", "40%", "50%"]
+    assert "tests 5, pass 2, fail 2, error 1" in table
     assert table.endswith("model: scripted")
 
 
-def test_several_expected_calls_get_scripted_results_and_stop_at_a_wrong_tool() -> None:
+def test_a_case_runs_as_a_trajectory_until_the_model_answers() -> None:
     expected = (("add_to_cart", {"product": "mug", "quantity": 1}), ("checkout", {}))
     data = {
         "tools": TOOLS,
         "cases": [
             case("mug then pay", *expected, results=["Added 1 mug."]),
             case("mug then pay again", *expected),
+            case("just pay", ("checkout", {})),
         ],
     }
     model = Scripted(
         tool("add_to_cart", product="mug", quantity=1),
         tool("checkout"),
-        tool("checkout"),  # wrong first step: the case stops there
+        ANSWER,
+        tool("checkout"),  # the wrong order: the model goes on and the verdict sees it
+        tool("add_to_cart", product="mug", quantity=1),
+        ANSWER,
+        tool("checkout"),
+        tool("checkout"),  # one call more than expected
+        ANSWER,
     )
     report = run(sa.run_eval(data, model))
-    first, second = report.to_json()["cases"]
-    assert first["toolChoice"] and first["argumentsExact"]
-    assert len(model.requests) == 3
+    first, second, third = report.to_json()["cases"]
+    assert first["outcome"] == "pass" and first["toolChoice"] and first["argumentsExact"]
+    assert len(model.requests) == 9
     follow_up = model.requests[1].messages
     assert follow_up[1]["toolCall"]["name"] == "add_to_cart"
-    assert follow_up[2]["content"] == "Added 1 mug."  # the scripted result, no tool ran
-    assert not second["toolChoice"] and [s["reply"] for s in second["steps"]] == [
-        tool("checkout"),
-        None,
-    ]
-    assert second["argumentKeys"] == 0.0
+    assert follow_up[2]["content"] == "Added 1 mug."  # the recorded result, no tool ran
+    assert model.requests[2].messages[4]["content"] == "ok"  # no recorded result: "ok"
+    # The finer scores match by name (both tools were called), the verdict by order.
+    assert second["outcome"] == "fail" and second["toolChoice"]
+    assert [t.get("name") for t in second["trajectory"]] == ["checkout", "add_to_cart", None]
+    assert third["outcome"] == "fail" and third["toolChoice"] and third["argumentsExact"]
+
+
+def test_a_model_that_never_answers_stops_at_max_steps() -> None:
+    data = {"tools": TOOLS, "cases": [case("find", ("search", {"q": "mug"}))]}
+    model = Scripted(*[tool("search", q="mug")] * 3)
+    report = run(sa.run_eval(data, model, max_steps=3))
+    (only,) = report.to_json()["cases"]
+    assert only["stopped"] == "max-steps" and len(only["trajectory"]) == 3
+    assert only["outcome"] == "fail"  # two calls more than expected
+    with pytest.raises(ValueError, match="max_steps"):
+        run(sa.run_eval(data, model, max_steps=0))
 
 
 def test_an_abort_stops_the_eval() -> None:
@@ -275,7 +320,10 @@ def oracle(request: ModelRequest) -> dict[str, Any]:
     """Answers what the demo shop's eval set expects (a model that is always right)."""
     text = request.messages[-1].get("content", "")
     if request.messages[-1]["role"] == "tool":
-        return {"type": "tool", "name": "checkout", "arguments": {}}
+        last_call = request.messages[-2]["toolCall"]["name"]
+        if "then check out" in request.messages[0]["content"] and last_call != "checkout":
+            return {"type": "tool", "name": "checkout", "arguments": {}}
+        return ANSWER
     for word, reply in [
         ("Hello", ANSWER),
         ("two mugs", tool("add_to_cart", product="mug", quantity=2)),
@@ -298,6 +346,7 @@ def test_the_demo_shops_eval_set_loads_and_a_perfect_model_scores_everything() -
     eval_set = sa.load_eval_set(data)
     assert len(eval_set.cases) >= 10
     report = run(sa.run_eval(eval_set, sa.custom(oracle, name="oracle")))
+    assert report.pass_rate() == 1.0
     assert report.totals() == {
         "cases": len(eval_set.cases),
         "toolChoice": 1.0,
@@ -436,7 +485,8 @@ def test_the_command_reaches_a_proxy_over_http(
     report = json.loads(capsys.readouterr().out)
     assert report["model"] == f"proxy ({proxy_url})"
     assert [c["toolChoice"] for c in report["cases"]] == [True, True, False]
-    assert len(ProxyStub.seen) == 3
+    assert len(ProxyStub.seen) == 4  # the call's result goes back; then the proxy answers
+    assert ProxyStub.seen[1]["body"]["messages"][-1]["content"] == "ok"
     first = ProxyStub.seen[0]
     assert first["auth"] == "Bearer site-token"
     assert first["body"]["version"] == 1

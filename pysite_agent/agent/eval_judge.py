@@ -98,7 +98,8 @@ def _node(raw: Any, where: str) -> Node:
             return Group(kind == "ordered", nodes)
     unknown = sorted(set(raw) - _CALL_KEYS)
     if unknown:
-        raise ExpectedCallError(f"{where}: unknown key {unknown[0]!r} in an expected call")
+        has = "functionName, arguments, result, mockOutput, optional; or ordered, unordered"
+        raise ExpectedCallError(f"{where}: unknown key {unknown[0]!r} in an expected call ({has})")
     name = raw.get("functionName")
     if not isinstance(name, str) or not name:
         raise ExpectedCallError(f"{where}: an expected call needs a 'functionName'")

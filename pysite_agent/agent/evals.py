@@ -33,17 +33,30 @@ as text, or ``response.result`` when that is text, else the JSON of ``response``
 example files also write this one with ``"type": "functioncall"`` and a ``response``, which is
 read the same way).
 
-``expectedCall`` is the list of calls the model should make, in order; ``null`` or ``[]`` means
-the model should answer without a tool. **No tool ever runs**: each step sends the
-conversation to the model once; after an expected call the scripted result (``results[i]``,
-default ``"ok"``, as webmcp-evals does) is added and the next step asked for. A case stops at
-the first wrong tool.
+``expectedCall`` is webmcp-evals' expected-call tree (:mod:`~pysite_agent.agent.eval_judge`):
+calls ``{"functionName", "arguments"?, "result"?, "mockOutput"?, "optional"?}`` and
+``{"ordered": [...]}``/``{"unordered": [...]}`` groups, nested; ``null`` or ``[]``: the model
+should answer without a tool. Every case needs ``messages`` (or ``message``) and
+``expectedCall``; an unknown key anywhere (in the set, a case, an expected call, or a ``$``
+constraint), a ``$type`` that names no JSON type or a ``$pattern`` that does not compile is an
+:class:`EvalSetError` that names the case and the key.
 
-Scores, per expected step and then per case (a case with steps: every step must pass for the
-booleans; the per-key score is the mean):
+**Each case runs as a trajectory** (as webmcp-evals' local runs do): the model is asked, and
+after each call asked again with the call's result, until it answers or ``max_steps`` requests
+were made (default 6, webmcp-evals' ``--max-steps``). Without a live page no tool runs: a call
+returns the ``mockOutput`` of the first unused expected call of that name (by name only, as
+webmcp-evals' ``MockResolver``), else that expected call's recorded result (``results[i]``, the
+i-th expected call in the author's order), else ``"ok"`` (webmcp-evals returns ``{}``); with
+``execute=`` the page's tools run. The calls made, with their results, then get webmcp-evals'
+**verdict** (``pass``/``fail``; ``error`` when the model or a tool failed): subset objects,
+strict arrays, groups, optional calls, result constraints; an extra call fails.
 
-- **tool choice**: the model called the expected tool (by name), or answered when no call was
-  expected.
+Finer scores, per required expected call (each against the first call of its name the model
+made that no other expected call took; the order is the verdict's business) and then per case
+(every step must pass for the booleans; the per-key score is the mean):
+
+- **tool choice**: the model called the expected tool (by name), or called none when no call
+  was expected.
 - **arguments, exact**: the tool is right and the arguments equal the expected ones after
   canonical JSON (sorted keys; numbers compared by value, so ``2`` equals ``2.0``; no missing
   and no extra keys). An expected value may be a webmcp-evals constraint object (every key
@@ -54,7 +67,7 @@ booleans; the per-key score is the mean):
   that object, and ``""`` (or only white space) means no arguments, ``{}``.
 - **arguments, per key**: the share of top-level keys that match: matching expected keys /
   (expected keys + extra keys the model added); 1.0 when both are empty; 0 when the tool is
-  wrong.
+  wrong. An expected call without ``arguments`` (or ``null``) takes any arguments: exact, 1.0.
 
 Totals are the means over cases. A model error (e.g. ``model-unavailable``) fails the case and
 is reported with it. :func:`run_eval` works with any model adapter: Chrome's on-device model in
@@ -65,11 +78,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from pysite_agent.agent.eval_judge import (
+    Call,
+    ExpectedCallError,
+    Node,
+    judge,
+    match_argument,
+    parse_expected,
+)
+from pysite_agent.agent.eval_report import CaseResult, EvalReport, StepResult
 from pysite_agent.core.errors import SiteAgentError
 from pysite_agent.core.instructions import build_instructions
 from pysite_agent.core.signals import AbortedError, AbortSignal
@@ -85,18 +106,24 @@ from pysite_agent.core.wire import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_STEPS",
     "EvalCase",
     "EvalReport",
     "EvalSet",
     "EvalSetError",
+    "Execute",
     "arguments_match",
     "key_score",
+    "leaves",
     "load_eval_set",
     "run_eval",
 ]
 
 DEFAULT_RESULT = "ok"
-"""The scripted result of an expected call when the case gives none (as webmcp-evals)."""
+"""The result of a call in a local run when the case gives none (webmcp-evals returns ``{}``)."""
+
+DEFAULT_MAX_STEPS = 6
+"""Model requests per case (webmcp-evals' default ``--max-steps``, ``src/backends/vercel.ts``)."""
 
 
 class EvalSetError(ValueError):
@@ -104,23 +131,21 @@ class EvalSetError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class ExpectedCall:
-    name: str
-    arguments: Any
-
-    def to_json(self) -> dict[str, Any]:
-        return {"functionName": self.name, "arguments": self.arguments}
-
-
-@dataclass(frozen=True, slots=True)
 class EvalCase:
-    """One case: its conversation (protocol v1 messages), tools, expected calls and results."""
+    """One case: its conversation (protocol v1 messages), tools, expected-call tree
+    (:mod:`~pysite_agent.agent.eval_judge`) and recorded results (one per expected call, in
+    the author's order)."""
 
     name: str
     messages: tuple[dict[str, Any], ...]
     tools: tuple[dict[str, Any], ...]
-    expected: tuple[ExpectedCall, ...]
+    expected: tuple[Node, ...]
     results: tuple[str, ...]
+
+    @property
+    def calls(self) -> tuple[Call, ...]:
+        """The expected calls in the author's order (groups flattened)."""
+        return leaves(self.expected)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,22 +243,67 @@ def _messages(raw: Any, where: str) -> tuple[dict[str, Any], ...]:
     return tuple(out)
 
 
-def _expected(raw: Any, where: str) -> tuple[ExpectedCall, ...]:
-    if raw is None:
-        return ()
-    if isinstance(raw, Mapping):
-        raw = [raw]
-    if not isinstance(raw, list):
-        raise EvalSetError(f"{where}: 'expectedCall' must be a list of calls or null")
-    out = []
-    for i, call in enumerate(raw):
-        if not isinstance(call, Mapping) or not isinstance(call.get("functionName"), str):
-            raise EvalSetError(f"{where}[{i}]: an expected call needs a 'functionName'")
-        arguments = call.get("arguments", {})
-        if not isinstance(arguments, Mapping):
-            raise EvalSetError(f"{where}[{i}]: 'arguments' must be an object")
-        out.append(ExpectedCall(call["functionName"], json.loads(json.dumps(arguments))))
-    return tuple(out)
+_OPERATORS = frozenset({"$pattern", "$contains", "$gt", "$gte", "$lt", "$lte", "$type", "$any"})
+_TYPE_NAMES = frozenset({"string", "number", "boolean", "array", "object", "null"})
+_CASE_KEYS = frozenset({"name", "messages", "message", "expectedCall", "results", "tools"})
+_SET_KEYS = frozenset({"version", "instructions", "tools", "cases"})
+
+
+def _check_constraints(value: Any, where: str) -> None:
+    """Refuse an unknown ``$`` operator, a ``$type`` that names no type or a ``$pattern`` that
+    does not compile, at load time (a typo must not pass or fail silently)."""
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_constraints(item, f"{where}[{i}]")
+        return
+    if not isinstance(value, Mapping):
+        return
+    if value and all(isinstance(k, str) and k.startswith("$") for k in value):
+        for key, want in value.items():
+            if key not in _OPERATORS:
+                raise EvalSetError(f"{where}: unknown constraint {key!r}")
+            if key == "$type" and want not in _TYPE_NAMES:
+                raise EvalSetError(f"{where}: $type {want!r} is not a JSON type")
+            if key == "$pattern":
+                if not isinstance(want, str):
+                    raise EvalSetError(f"{where}: $pattern must be a string")
+                try:
+                    match_argument(value, "")
+                except ExpectedCallError as exc:
+                    raise EvalSetError(f"{where}: {exc}") from None
+        return
+    for key, item in value.items():
+        _check_constraints(item, f"{where}.{key}")
+
+
+def _expected(raw: Any, where: str) -> tuple[Node, ...]:
+    try:
+        nodes = parse_expected(json.loads(json.dumps(raw)), where)
+    except ExpectedCallError as exc:
+        raise EvalSetError(str(exc)) from None
+    except (TypeError, ValueError) as exc:
+        raise EvalSetError(f"{where}: not JSON data ({exc})") from None
+    for at, call in _leaves_at(nodes, where):
+        _check_constraints(call.arguments, f"{at}.arguments")
+        if call.has_result:
+            _check_constraints(call.result, f"{at}.result")
+    return nodes
+
+
+def _leaves_at(nodes: tuple[Node, ...], where: str) -> list[tuple[str, Call]]:
+    out: list[tuple[str, Call]] = []
+    for i, node in enumerate(nodes):
+        if isinstance(node, Call):
+            out.append((f"{where}[{i}]", node))
+        else:
+            kind = "ordered" if node.ordered else "unordered"
+            out += _leaves_at(node.nodes, f"{where}[{i}].{kind}")
+    return out
+
+
+def leaves(nodes: tuple[Node, ...]) -> tuple[Call, ...]:
+    """The calls of an expected-call tree in the author's order (groups flattened)."""
+    return tuple(call for _, call in _leaves_at(nodes, ""))
 
 
 def load_eval_set(data: Any, *, tools: Any = None) -> EvalSet:
@@ -251,6 +321,10 @@ def load_eval_set(data: Any, *, tools: Any = None) -> EvalSet:
         data = {"cases": data}
     if not isinstance(data, Mapping):
         raise EvalSetError("a case set is an object {tools, cases} or a list of cases")
+    unknown = sorted(str(k) for k in set(data) - _SET_KEYS)
+    if unknown:
+        has = _names(_SET_KEYS)
+        raise EvalSetError(f"unknown key {unknown[0]!r} in the case set (it has {has})")
     version = data.get("version", 1)
     if version != 1:
         raise EvalSetError(f"unknown eval set version {version!r} (this reads version 1)")
@@ -270,34 +344,47 @@ def load_eval_set(data: Any, *, tools: Any = None) -> EvalSet:
         where = f"cases[{i}]"
         if not isinstance(raw, Mapping):
             raise EvalSetError(f"{where}: a case must be an object")
-        name = raw.get("name")
-        name = name if isinstance(name, str) and name else f"case {i + 1}"
-        case_tools = _tools(raw["tools"], f"{where}.tools") if "tools" in raw else shared
-        if case_tools is None:
-            raise EvalSetError(f"{where}: no tools (give 'tools' in the set, the case, or --tools)")
-        messages = _messages(raw.get("messages", raw.get("message")), f"{where}.messages")
-        expected = _expected(raw.get("expectedCall"), f"{where}.expectedCall")
-        names = {t["name"] for t in case_tools}
-        for call in expected:
-            if call.name not in names:
-                raise EvalSetError(f"{where}: expected tool {call.name!r} is not among its tools")
-        results = raw.get("results", [])
-        if not isinstance(results, list) or not all(isinstance(r, str) for r in results):
-            raise EvalSetError(f"{where}.results: a list of texts")
-        cases.append(EvalCase(name, messages, case_tools, expected, tuple(results)))
+        given = raw.get("name")
+        name = given if isinstance(given, str) and given else f"case {i + 1}"
+        try:
+            cases.append(_case(raw, where, name, shared))
+        except EvalSetError as exc:
+            if name is not given:
+                raise
+            raise EvalSetError(f"case {name!r}: {exc}") from None
     return EvalSet(tuple(cases), instructions)
 
 
-# -- scoring ---------------------------------------------------------------------------------
+def _names(keys: frozenset[str]) -> str:
+    return ", ".join(sorted(keys))
 
-_TYPES = {
-    "string": lambda v: isinstance(v, str),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict),
-    "null": lambda v: v is None,
-}
+
+def _case(
+    raw: Mapping[str, Any], where: str, name: str, shared: tuple[dict[str, Any], ...] | None
+) -> EvalCase:
+    unknown = sorted(str(k) for k in set(raw) - _CASE_KEYS)
+    if unknown:
+        raise EvalSetError(f"{where}: unknown key {unknown[0]!r} (a case has {_names(_CASE_KEYS)})")
+    if "messages" not in raw and "message" not in raw:
+        raise EvalSetError(f"{where}: a case needs 'messages'")
+    if "expectedCall" not in raw:
+        raise EvalSetError(f"{where}: a case needs 'expectedCall' (null: answer without a tool)")
+    case_tools = _tools(raw["tools"], f"{where}.tools") if "tools" in raw else shared
+    if case_tools is None:
+        raise EvalSetError(f"{where}: no tools (give 'tools' in the set, the case, or --tools)")
+    messages = _messages(raw.get("messages", raw.get("message")), f"{where}.messages")
+    expected = _expected(raw.get("expectedCall"), f"{where}.expectedCall")
+    names = {t["name"] for t in case_tools}
+    for call in leaves(expected):
+        if call.name not in names:
+            raise EvalSetError(f"{where}: expected tool {call.name!r} is not among its tools")
+    results = raw.get("results", [])
+    if not isinstance(results, list) or not all(isinstance(r, str) for r in results):
+        raise EvalSetError(f"{where}.results: a list of texts")
+    return EvalCase(name, messages, case_tools, expected, tuple(results))
+
+
+# -- scoring ---------------------------------------------------------------------------------
 
 
 def _is_constraint(value: Any) -> bool:
@@ -308,44 +395,11 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _constraint(constraint: Mapping[str, Any], actual: Any) -> bool:
-    for key, want in constraint.items():
-        if key == "$pattern":
-            if not isinstance(actual, str):
-                return False
-            try:
-                if re.search(str(want), actual) is None:
-                    return False
-            except re.error:
-                return False
-        elif key == "$contains":
-            if not isinstance(actual, str) or str(want) not in actual:
-                return False
-        elif key in ("$gt", "$gte", "$lt", "$lte"):
-            if not _number(actual) or not _number(want):
-                return False
-            ok = {
-                "$gt": actual > want,
-                "$gte": actual >= want,
-                "$lt": actual < want,
-                "$lte": actual <= want,
-            }[key]
-            if not ok:
-                return False
-        elif key == "$type":
-            check = _TYPES.get(str(want))
-            if check is None or not check(actual):
-                return False
-        elif key != "$any":
-            return False  # an unknown operator never matches (so a typo cannot pass)
-    return True
-
-
 def arguments_match(expected: Any, actual: Any) -> bool:
     """Whether ``actual`` equals ``expected`` after canonical JSON (numbers by value), with
     webmcp-evals constraint objects allowed anywhere in ``expected`` (module docstring)."""
     if _is_constraint(expected):
-        return _constraint(expected, actual)
+        return match_argument(expected, actual)  # the same constraints as the verdict
     if isinstance(expected, dict):
         return (
             isinstance(actual, dict)
@@ -377,145 +431,44 @@ def key_score(expected: Mapping[str, Any], actual: Any) -> float:
 
 # -- running ---------------------------------------------------------------------------------
 
-
-@dataclass(slots=True)
-class StepResult:
-    expected: ExpectedCall | None
-    reply: dict[str, Any] | None
-    tool_choice: bool
-    arguments_exact: bool
-    argument_keys: float
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "expected": None if self.expected is None else self.expected.to_json(),
-            "reply": self.reply,
-            "toolChoice": self.tool_choice,
-            "argumentsExact": self.arguments_exact,
-            "argumentKeys": round(self.argument_keys, 4),
-        }
+Execute = Callable[[str, dict[str, Any]], Awaitable[Any]]
+"""Runs a tool on a live page: ``await execute(name, arguments)`` returns its result (any
+JSON value; a text that holds JSON is read as that JSON, as webmcp-evals does)."""
 
 
-@dataclass(slots=True)
-class CaseResult:
-    """One case's outcome: its steps, the case scores and a model error, if any."""
+class _Results:
+    """What a call returns in a local run: the ``mockOutput`` of the first expected call of
+    that name not yet used (webmcp-evals' ``MockResolver``, by name only, groups flattened),
+    else that call's recorded result (``results[i]``), else ``"ok"``; a call that stands for
+    no expected call gets ``"ok"`` too."""
 
-    name: str
-    steps: list[StepResult] = field(default_factory=list)
-    error: dict[str, str] | None = None
-    duration_ms: float = 0.0
+    def __init__(self, case: EvalCase) -> None:
+        self.calls = case.calls
+        self.recorded = case.results
+        self.used = [False] * len(self.calls)
 
-    @property
-    def tool_choice(self) -> bool:
-        return self.error is None and all(s.tool_choice for s in self.steps)
-
-    @property
-    def arguments_exact(self) -> bool:
-        return self.error is None and all(s.arguments_exact for s in self.steps)
-
-    @property
-    def argument_keys(self) -> float:
-        if not self.steps:
-            return 0.0
-        return sum(s.argument_keys for s in self.steps) / len(self.steps)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "toolChoice": self.tool_choice,
-            "argumentsExact": self.arguments_exact,
-            "argumentKeys": round(self.argument_keys, 4),
-            "durationMs": round(self.duration_ms, 1),
-            "steps": [s.to_json() for s in self.steps],
-        }
-        if self.error is not None:
-            out["error"] = self.error
-        return out
+    def next(self, name: str) -> Any:
+        for i, call in enumerate(self.calls):
+            if self.used[i] or call.name != name:
+                continue
+            self.used[i] = True
+            if call.mock_output is not None:
+                return call.mock_output
+            return _json_or_text(self.recorded[i]) if i < len(self.recorded) else DEFAULT_RESULT
+        return DEFAULT_RESULT
 
 
-@dataclass(slots=True)
-class EvalReport:
-    """Scores per case and in total (means over cases); :meth:`to_json`, :meth:`table`."""
-
-    model: str
-    cases: list[CaseResult]
-
-    def totals(self) -> dict[str, Any]:
-        n = len(self.cases)
-
-        def mean(values: list[float]) -> float:
-            return round(sum(values) / n, 4) if n else 0.0
-
-        return {
-            "cases": n,
-            "toolChoice": mean([float(c.tool_choice) for c in self.cases]),
-            "argumentsExact": mean([float(c.arguments_exact) for c in self.cases]),
-            "argumentKeys": mean([c.argument_keys for c in self.cases]),
-            "errors": sum(1 for c in self.cases if c.error is not None),
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        """``{version: 1, model, total: {cases, toolChoice, argumentsExact, argumentKeys,
-        errors}, cases: [{name, toolChoice, argumentsExact, argumentKeys, durationMs, steps,
-        error?}]}``; accuracies are fractions from 0 to 1."""
-        return {
-            "version": 1,
-            "model": self.model,
-            "total": self.totals(),
-            "cases": [c.to_json() for c in self.cases],
-        }
-
-    def table(self) -> str:
-        """A plain-text table: one row per case, then the totals (percentages)."""
-        rows = [("case", "expected", "got", "tool", "args exact", "args per key")]
-        for case in self.cases:
-            expected = (
-                ", ".join(s.expected.name if s.expected else "(answer)" for s in case.steps)
-                or "(answer)"
-            )
-            if case.error is not None:
-                got = f"error: {case.error['code']}"
-            else:
-                got = ", ".join(_reply_label(s.reply) for s in case.steps)
-            rows.append(
-                (
-                    case.name,
-                    expected,
-                    got,
-                    "yes" if case.tool_choice else "no",
-                    "yes" if case.arguments_exact else "no",
-                    f"{case.argument_keys:.0%}",
-                )
-            )
-        total = self.totals()
-        rows.append(
-            (
-                f"total ({total['cases']} cases)",
-                "",
-                f"{total['errors']} errors" if total["errors"] else "",
-                f"{total['toolChoice']:.0%}",
-                f"{total['argumentsExact']:.0%}",
-                f"{total['argumentKeys']:.0%}",
-            )
-        )
-        cut = [tuple(_short(c, 40) for c in row) for row in rows]
-        widths = [max(len(row[i]) for row in cut) for i in range(len(rows[0]))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cut]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        lines.insert(len(lines) - 1, "  ".join("-" * w for w in widths))
-        return "\n".join(line.rstrip() for line in lines) + f"\nmodel: {self.model}"
+def _json_or_text(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _reply_label(reply: dict[str, Any] | None) -> str:
-    if reply is None:
-        return "(nothing)"
-    if reply.get("type") == "tool":
-        return str(reply.get("name"))
-    return "(answer)"
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 async def _step(
@@ -529,22 +482,73 @@ async def _step(
     return dict(parse_reply(json.loads(json.dumps(raw, allow_nan=False))))
 
 
+def _arguments(reply: Mapping[str, Any]) -> Any:
+    # Judged on what the agent would run: a JSON string that holds an object is that object,
+    # "" means no arguments (pysite_agent.core.validation.coerce_arguments).
+    given = reply.get("arguments")
+    coerced = coerce_arguments(given)
+    return given if coerced is None else coerced
+
+
+async def _trajectory(
+    case: EvalCase,
+    model: ModelAdapter,
+    system: str,
+    result: CaseResult,
+    *,
+    max_steps: int,
+    execute: Execute | None,
+    signal: AbortSignal | None,
+) -> None:
+    messages = [dict(m) for m in case.messages]
+    local = _Results(case)
+    for index in range(max_steps):
+        request = ModelRequest(system, list(messages), list(case.tools), signal=signal)
+        reply = await _step(model, request, signal)
+        if reply.get("type") != "tool":
+            result.trajectory.append({"type": "answer", "text": str(reply.get("text", ""))})
+            result.stopped = "answer"
+            return
+        name, arguments = str(reply.get("name")), _arguments(reply)
+        if execute is not None:
+            value = _json_or_text(await execute(name, arguments))
+        else:
+            value = local.next(name)
+        result.trajectory.append(
+            {"type": "tool", "name": name, "arguments": arguments, "result": value}
+        )
+        call_id = f"eval_{index + 1}"
+        messages.append(tool_call_message(call_id, name, arguments))
+        messages.append(tool_result_message(call_id, name, _as_text(value)))
+    result.stopped = "max-steps"
+
+
 async def run_eval(
     cases: EvalSet | Any,
     model: ModelAdapter,
     *,
     tools: Any = None,
     instructions: str | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    execute: Execute | None = None,
     signal: AbortSignal | None = None,
 ) -> EvalReport:
-    """Run every case against ``model`` (no tool runs: results are scripted).
+    """Run every case against ``model`` as a trajectory and judge it.
+
+    The model is asked, and after each call asked again with the call's result, until it
+    answers or ``max_steps`` requests were made (webmcp-evals' default: 6); then the calls it
+    made get webmcp-evals' verdict (:func:`~pysite_agent.agent.eval_judge.judge`) and the finer
+    scores (module docstring).
 
     Args:
         cases: an :class:`EvalSet`, or JSON data for :func:`load_eval_set`.
-        model: any model adapter (``respond(request)``); each case's steps get the built-in
+        model: any model adapter (``respond(request)``); each request gets the built-in
             instructions plus the site's (``instructions`` here, else the set's), exactly as
             the agent sends them.
         tools: the page's tools for a set without any (see :func:`load_eval_set`).
+        max_steps: model requests per case, at least 1.
+        execute: runs the tools on a live page (:data:`Execute`); without it no tool runs and
+            each call returns its ``mockOutput``, its recorded result or ``"ok"``.
         signal: aborts the run between and during model calls.
 
     Returns:
@@ -552,8 +556,11 @@ async def run_eval(
 
     Raises:
         EvalSetError: the cases do not follow eval set v1.
+        ValueError: ``max_steps`` below 1.
         AbortedError: ``signal`` aborted.
     """
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise ValueError(f"max_steps must be a whole number of at least 1, got {max_steps!r}")
     eval_set = cases if isinstance(cases, EvalSet) else load_eval_set(cases, tools=tools)
     site = instructions if instructions is not None else eval_set.instructions
     system = build_instructions(site)
@@ -563,49 +570,67 @@ async def run_eval(
             signal.throw_if_aborted()
         result = CaseResult(case.name)
         started = monotonic_ms()
-        messages = [dict(m) for m in case.messages]
-        wanted: list[ExpectedCall | None] = list(case.expected) or [None]
         try:
-            for index, expected in enumerate(wanted):
-                request = ModelRequest(system, list(messages), list(case.tools), signal=signal)
-                reply = await _step(model, request, signal)
-                step = _score(expected, reply)
-                result.steps.append(step)
-                if not step.tool_choice or expected is None:
-                    break
-                call_id = f"eval_{index + 1}"
-                given = reply.get("arguments")
-                coerced = coerce_arguments(given)
-                arguments = given if coerced is None else coerced
-                messages.append(tool_call_message(call_id, reply["name"], arguments))
-                text = case.results[index] if index < len(case.results) else DEFAULT_RESULT
-                messages.append(tool_result_message(call_id, reply["name"], text))
-            for expected in wanted[len(result.steps) :]:  # not reached: wrong
-                result.steps.append(StepResult(expected, None, False, False, 0.0))
+            await _trajectory(
+                case, model, system, result, max_steps=max_steps, execute=execute, signal=signal
+            )
+            result.passed = judge(case.expected, _calls(result.trajectory))
         except (AbortedError, asyncio.CancelledError):
             raise
         except SiteAgentError as exc:
             result.error = {"code": exc.code, "message": exc.message}
+        except ExpectedCallError as exc:
+            result.error = {"code": "eval-set", "message": str(exc)}
         except Exception as exc:  # noqa: BLE001 - a failing model fails its case, not the run
             result.error = {"code": "model-error", "message": f"{type(exc).__name__}: {exc}"}
         if result.error is not None:
-            reached = len(result.steps)
-            result.steps.extend(StepResult(e, None, False, False, 0.0) for e in wanted[reached:])
+            result.stopped = "error"
+        result.steps = _scores(case, result.trajectory, result.error is None)
         result.duration_ms = duration_ms(started)
         results.append(result)
     return EvalReport(getattr(model, "name", "model"), results)
 
 
-def _score(expected: ExpectedCall | None, reply: dict[str, Any]) -> StepResult:
-    if expected is None:
-        ok = reply.get("type") == "answer"
-        return StepResult(None, reply, ok, ok, 1.0 if ok else 0.0)
-    if reply.get("type") != "tool" or reply.get("name") != expected.name:
-        return StepResult(expected, reply, False, False, 0.0)
-    # Scored on what the agent would run: a JSON string that holds an object is that object,
-    # "" means no arguments (pysite_agent.core.validation.coerce_arguments).
-    raw = reply.get("arguments")
-    coerced = coerce_arguments(raw)
-    arguments = raw if coerced is None else coerced
-    exact = arguments_match(expected.arguments, arguments)
-    return StepResult(expected, reply, True, exact, key_score(expected.arguments, arguments))
+def _calls(trajectory: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [t for t in trajectory if t["type"] == "tool"]
+
+
+def _scores(case: EvalCase, trajectory: list[dict[str, Any]], ok: bool) -> list[StepResult]:
+    """The finer scores: each required expected call against the first call of its name the
+    model made and no other expected call took (order is the verdict's business); an answer
+    is expected when there is no required call."""
+    calls = _calls(trajectory)
+    wanted = [c for c in case.calls if not c.optional]
+    if not wanted:
+        right = ok and not calls
+        reply = _reply(calls[0]) if calls else _answer(trajectory)
+        return [StepResult(None, reply, right, right, 1.0 if right else 0.0)]
+    used = [False] * len(calls)
+    steps = []
+    for position, expected in enumerate(wanted):
+        found = next(
+            (i for i, c in enumerate(calls) if not used[i] and c["name"] == expected.name), None
+        )
+        if found is None or not ok:
+            stand_in = calls[position] if ok and position < len(calls) else None
+            reply = _reply(stand_in) if stand_in is not None else None
+            steps.append(StepResult(expected, reply, False, False, 0.0))
+            continue
+        used[found] = True
+        arguments = calls[found]["arguments"]
+        want = {} if expected.arguments is None else expected.arguments
+        exact = expected.arguments is None or arguments_match(want, arguments)
+        keys = 1.0 if expected.arguments is None else key_score(want, arguments)
+        steps.append(StepResult(expected, _reply(calls[found]), True, exact, keys))
+    return steps
+
+
+def _reply(call: Mapping[str, Any]) -> dict[str, Any]:
+    return {"type": "tool", "name": call["name"], "arguments": call["arguments"]}
+
+
+def _answer(trajectory: list[dict[str, Any]]) -> dict[str, Any] | None:
+    for entry in trajectory:
+        if entry["type"] == "answer":
+            return {"type": "answer", "text": entry["text"]}
+    return None

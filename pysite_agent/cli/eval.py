@@ -15,6 +15,7 @@ import pkgutil
 import sys
 import urllib.parse
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -100,10 +101,25 @@ def _check_options(args: argparse.Namespace) -> None:
         raise SystemExit(f"--min-tool-choice wants a fraction from 0 to 1, got {minimum}")
     if not args.timeout_s > 0 or args.timeout_s == float("inf"):
         raise SystemExit(f"--timeout-s wants a number of seconds above 0, got {args.timeout_s}")
-    if args.json and args.json != "-":
-        folder = Path(args.json).parent
-        if not folder.is_dir():
-            raise SystemExit(f"--json {args.json}: the folder {folder} does not exist")
+    if args.min_pass is not None and not 0 <= args.min_pass <= 1:
+        raise SystemExit(f"--min-pass wants a fraction from 0 to 1, got {args.min_pass}")
+    if not 1 <= args.max_steps <= 50:
+        raise SystemExit(f"--max-steps wants a whole number from 1 to 50, got {args.max_steps}")
+    if args.smoke and not args.url:
+        raise SystemExit("--smoke runs against a live page: give --url too")
+    if args.smoke and (args.proxy or args.custom):
+        raise SystemExit("--smoke uses no model: leave out --proxy and --custom")
+    if args.url and args.tools:
+        raise SystemExit("--url uses the page's own tools: leave out --tools")
+    if args.url and urllib.parse.urlsplit(args.url).scheme not in ("http", "https"):
+        raise SystemExit(f"--url wants an http(s) page, got {args.url!r}")
+    if not 0 <= args.wait_ms <= 60_000:
+        raise SystemExit(f"--wait-ms wants a whole number from 0 to 60000, got {args.wait_ms}")
+    for option, path in (("--json", args.json), ("--junit", args.junit), ("--html", args.html)):
+        if path and path != "-":
+            folder = Path(path).parent
+            if not folder.is_dir():
+                raise SystemExit(f"{option} {path}: the folder {folder} does not exist")
 
 
 def add_command(sub: Any) -> None:
@@ -148,8 +164,39 @@ def add_command(sub: Any) -> None:
             "allows)"
         ),
     )
+    live = p.add_argument_group("a live page (headless Chromium through Playwright)")
+    live.add_argument(
+        "--url",
+        metavar="URL",
+        help="run the cases against this page's own WebMCP tools (the tools run for real)",
+    )
+    live.add_argument(
+        "--smoke",
+        action="store_true",
+        help="with --url: run the expected calls themselves, no model, and check each result",
+    )
+    live.add_argument(
+        "--native", action="store_true", help="Chromium's own WebMCP (default: the shim)"
+    )
+    live.add_argument("--chromium", metavar="PATH", help="the Chromium executable")
+    live.add_argument(
+        "--wait-ms",
+        type=int,
+        default=5000,
+        metavar="MS",
+        help="how long to wait for the page's tools to appear (default 5000)",
+    )
     p.add_argument("--instructions", help="the site's instructions (default: the set's)")
     p.add_argument("--json", metavar="OUT", help="also write the report as JSON ('-': stdout)")
+    p.add_argument("--junit", metavar="FILE", help="also write the report as JUnit XML")
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
+    p.add_argument(
+        "--max-steps",
+        type=int,
+        default=6,
+        metavar="N",
+        help="model requests per case before it stops (default 6, as webmcp-evals)",
+    )
     p.add_argument(
         "--timeout-s", type=float, default=60.0, help="per request to --proxy (default 60)"
     )
@@ -159,7 +206,13 @@ def add_command(sub: Any) -> None:
         metavar="FRACTION",
         help="exit 1 when total tool-choice accuracy is below this (0..1)",
     )
-    p.set_defaults(handler=run_eval_command)
+    p.add_argument(
+        "--min-pass",
+        type=float,
+        metavar="FRACTION",
+        help="exit 1 when the share of cases that pass (webmcp-evals' verdict) is below this",
+    )
+    p.set_defaults(handler=run_eval_command, browser=None)
 
 
 def _model(args: argparse.Namespace) -> Any:
@@ -203,12 +256,41 @@ def _read_json(path: str, what: str) -> Any:
         raise SystemExit(f"{what} {path} is not JSON: {exc}") from None
 
 
+def _write(option: str, path: str, text: str) -> bool:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"{option} {path}: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
+def write_reports(args: argparse.Namespace, data: dict[str, Any], table: str) -> bool:
+    """Print the table (or the JSON for ``--json -``) and write ``--json``/``--junit``/
+    ``--html``; ``False`` when a file could not be written (said on stderr)."""
+    from pysite_agent.agent.eval_export import to_html, to_junit
+
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    print(text if args.json == "-" else table)
+    ok = True
+    if args.json and args.json != "-":
+        ok = _write("--json", args.json, text + "\n") and ok
+    if args.junit:
+        ok = _write("--junit", args.junit, to_junit(data)) and ok
+    if args.html:
+        ok = _write("--html", args.html, to_html(data, title=f"Eval: {args.cases}")) and ok
+    return ok
+
+
 def run_eval_command(args: argparse.Namespace) -> int:
     """Exit status: 0; 1 when a case failed with an error (the model could not be reached or
     refused, e.g. 403 ``forbidden-origin``: a CI gate must not read that as a score) or the
-    total is below ``--min-tool-choice``; 2 for unusable input (message on stderr)."""
+    total is below ``--min-tool-choice`` or ``--min-pass``; 2 for unusable input (one line on
+    stderr)."""
     from pysite_agent.agent.evals import EvalSetError, load_eval_set, run_eval
 
+    if getattr(args, "url", None):
+        return _run_live(args)
     try:
         _check_options(args)
         tools = _read_json(args.tools, "--tools") if args.tools else None
@@ -220,20 +302,17 @@ def run_eval_command(args: argparse.Namespace) -> int:
     except SystemExit as exc:
         print(exc, file=sys.stderr)
         return 2
-    report = asyncio.run(run_eval(eval_set, model, instructions=args.instructions))
+    report = asyncio.run(
+        run_eval(eval_set, model, instructions=args.instructions, max_steps=args.max_steps)
+    )
     data = report.to_json()
-    if args.json == "-":
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        print(report.table())
-        if args.json:
-            try:
-                Path(args.json).write_text(
-                    json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-                )
-            except OSError as exc:
-                print(f"--json {args.json}: {exc}", file=sys.stderr)
-                return 2
+    if not write_reports(args, data, report.table()):
+        return 2
+    return gate(args, data)
+
+
+def gate(args: argparse.Namespace, data: dict[str, Any]) -> int:
+    """The exit status a CI reads from a report's JSON (see :func:`run_eval_command`)."""
     errored = [c for c in data["cases"] if c.get("error")]
     if errored:
         first = errored[0]["error"]
@@ -242,7 +321,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
             f"{first['code']}: {first['message']})",
             file=sys.stderr,
         )
-        if args.proxy and "forbidden-origin" in first["message"]:
+        if getattr(args, "proxy", None) and "forbidden-origin" in first["message"]:
             print(
                 f"the proxy did not allow the origin {args.origin}: pass --origin with one of "
                 "its allowed origins (its --allowed-origin)",
@@ -256,4 +335,67 @@ def run_eval_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    summary = data["summary"]
+    rate = summary["pass"] / summary["tests"] if summary["tests"] else 0.0
+    if args.min_pass is not None and rate < args.min_pass:
+        print(
+            f"{summary['pass']} of {summary['tests']} cases pass ({rate:.0%}), below "
+            f"{args.min_pass:.0%}",
+            file=sys.stderr,
+        )
+        return 1
     return 0
+
+
+def _run_live(args: argparse.Namespace) -> int:
+    """``--url`` (and ``--smoke``): the same exit statuses; a page that does not load or has
+    no tools is unusable input (2)."""
+    from pysite_agent.agent.eval_export import smoke_table
+    from pysite_agent.agent.evals import EvalSetError
+    from pysite_agent.cli.eval_live import LivePageError, launched_browser, run_live, run_smoke
+
+    try:
+        _check_options(args)
+        data = _read_json(args.cases, "CASES.json")
+        model = None if args.smoke else _model(args)
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    given = getattr(args, "browser", None)  # a caller's Playwright Browser, else launch one
+    opened: AbstractContextManager[Any] = (
+        nullcontext(given)
+        if given is not None
+        else launched_browser(native=args.native, chromium=args.chromium)
+    )
+    try:
+        with opened as browser:
+            if model is None:
+                report = run_smoke(browser, args.url, data, wait_ms=args.wait_ms)
+                table = smoke_table(report)
+            else:
+                result = run_live(
+                    browser,
+                    args.url,
+                    data,
+                    model,
+                    instructions=args.instructions,
+                    max_steps=args.max_steps,
+                    wait_ms=args.wait_ms,
+                )
+                report, table = result.to_json(), result.table()
+    except LivePageError as exc:
+        print(f"eval: {exc}", file=sys.stderr)
+        return 2
+    except EvalSetError as exc:
+        print(f"{args.cases}: {exc}", file=sys.stderr)
+        return 2
+    if not write_reports(args, report, table):
+        return 2
+    if args.smoke:
+        summary = report["summary"]
+        failed = summary["fail"] + summary["error"]
+        if failed:
+            print(f"{failed} of {summary['tests']} smoke cases did not pass", file=sys.stderr)
+            return 1
+        return 0
+    return gate(args, report)
