@@ -19,7 +19,11 @@ const LAUNCHER_STYLES = `
 --_border:var(--site-agent-border,#d0d7de);--_surface:var(--site-agent-surface,#f3f5f7);
 --_danger:var(--site-agent-danger,#b42318);--_radius:var(--site-agent-radius,12px);
 --_font:var(--site-agent-font,system-ui,-apple-system,"Segoe UI",sans-serif);--_z:var(--site-agent-z,2147483000);
+--_x:var(--site-agent-offset-x,1.25rem);--_y:var(--site-agent-offset-y,1.25rem);
+--_l:auto;--_r:var(--_x);--_t:auto;--_b:var(--_y);--_pt:auto;--_pb:calc(var(--_y) + 3.65rem);
 font-family:var(--_font);color:var(--_fg);font-size:.9375rem;line-height:1.4}
+:host([placement~=left]){--_l:var(--_x);--_r:auto}
+:host([placement~=top]){--_t:var(--_y);--_b:auto;--_pt:calc(var(--_y) + 3.65rem);--_pb:auto}
 @media (prefers-color-scheme:dark){:host{--_accent:var(--site-agent-accent,#2dd4bf);--_accent-fg:var(--site-agent-accent-fg,#04201d);
 --_bg:var(--site-agent-bg,#16191d);--_fg:var(--site-agent-fg,#e6e8eb);--_muted:var(--site-agent-muted,#9aa4af);
 --_border:var(--site-agent-border,#343a42);--_surface:var(--site-agent-surface,#20252b);--_danger:var(--site-agent-danger,#f97066)}}
@@ -32,11 +36,11 @@ button:disabled{cursor:default;opacity:.55}
 :focus-visible{outline:2px solid var(--_accent);outline-offset:2px}
 .primary{background:var(--_accent);color:var(--_accent-fg);border-color:var(--_accent)}
 .danger{color:var(--_danger);border-color:var(--_danger);background:transparent}
-.launcher{position:fixed;right:1.25rem;bottom:1.25rem;z-index:var(--_z);background:var(--_accent);color:var(--_accent-fg);
+.launcher{position:fixed;right:var(--_r);left:var(--_l);top:var(--_t);bottom:var(--_b);z-index:var(--_z);background:var(--_accent);color:var(--_accent-fg);
 border:0;border-radius:999px;padding:.75em 1.2em;font-weight:600;box-shadow:0 4px 16px rgba(0,0,0,.2)}
 .launcher[data-unread]::after{content:"";display:inline-block;width:.6em;height:.6em;margin-inline-start:.5em;border-radius:50%;background:currentColor;vertical-align:middle}
 .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
-@media (max-width:600px),(max-height:500px){.launcher{right:.75rem;bottom:.75rem}}
+@media (max-width:600px),(max-height:500px){:host{--_x:var(--site-agent-offset-x,.75rem);--_y:var(--site-agent-offset-y,.75rem)}}
 @media (forced-colors:active){.launcher{border:2px solid ButtonText}:focus-visible{outline:3px solid Highlight}}
 `;
 

@@ -17,6 +17,7 @@ import { Card } from './card.js';
 import { Runs } from './runs.js';
 import { renderSetup, bootProgress } from './setup.js';
 import { Modal } from './modal.js';
+import { TopLayer } from './layer.js';
 import { showEvent, showError } from './events.js';
 import { Waiting } from './waiting.js';
 import { wireInput, grow } from './input.js';
@@ -98,6 +99,7 @@ export class Panel {
       focusBack: () => this.isOpen && ui.input.focus(),
     });
     this.modal = new Modal(host, ui.panel, host.launcher);
+    this.layer = new TopLayer(root, ui.panel); // above a page's modal <dialog> (layer.js)
     this.waiting = new Waiting({
       log: ui.log, t, scroll: () => this.transcript.scrollSoon(),
       onLimit: () => {
@@ -172,6 +174,7 @@ export class Panel {
     this.card.finish(false);
     this.waiting.stop();
     this.modal.dispose();
+    this.layer.dispose();
     this.ui.panel.hidden = true;
     this.host.launcher.setAttribute('aria-expanded', 'false');
     this.#ready = null;
@@ -193,6 +196,7 @@ export class Panel {
     this.host.launcher.setAttribute('aria-expanded', 'true');
     this.host.markUnread(false);
     this.modal.open = true;
+    this.layer.watch(true);
     if (focus) this.ui.input.focus();
     if (!wasOpen) {
       mark('open');
@@ -207,6 +211,7 @@ export class Panel {
     this.ui.panel.hidden = true;
     this.host.launcher.setAttribute('aria-expanded', 'false');
     this.modal.open = false; // the page is given back before the launcher takes the focus
+    this.layer.watch(false);
     if (focus && (inside || document.activeElement === this.host || document.activeElement === document.body)) this.host.launcher.focus();
   }
 
@@ -555,6 +560,7 @@ export class Panel {
   #keydown(event) {
     if (event.key !== 'Escape') return;
     event.stopPropagation();
+    event.preventDefault(); // the panel's Escape: no page dialog under it closes too (layer.js)
     if (this.card.pending) this.card.finish(false);
     else this.hide();
   }
