@@ -148,3 +148,59 @@ def test_placement_moves_the_launcher_and_the_panel(open_page: Any) -> None:
     panel = page.locator("site-agent >> .panel").bounding_box()
     assert round(panel["x"]) == 40
     assert panel["y"] > box["y"] + box["height"]  # below the launcher, at the top of the page
+
+
+# ---------------------------------------------------------------- the doctor and loader order
+
+CHECKS_ONCE = """<script>
+  // An app that looks for WebMCP once, when it starts, before loader.js came.
+  if (document.modelContext) {
+    document.modelContext.registerTool({ name: 'find_mug', description: 'Find a mug by colour.',
+      annotations: { readOnlyHint: true }, execute: () => 'the red one' });
+  }
+</script>"""
+
+PAGE_DEFINED = """<script>
+  Object.defineProperty(document, 'modelContext', { configurable: true, value: {
+    registerTool() {}, getTools: async () => [], executeTool: async () => null } });
+</script>"""
+
+
+def test_the_doctor_names_loader_order_when_the_app_checked_before_loader_js(
+    open_page: Any, lane: str
+) -> None:
+    page = open_page(head=CHECKS_ONCE)
+    report = page.evaluate(f"{EL}.agent.doctor()")
+    codes = [f["code"] for f in report["findings"]]
+    if lane == "native":  # the browser's WebMCP was there before any script: no order problem
+        assert report["webmcp"] == "native"
+        assert [t["name"] for t in report["tools"]] == ["find_mug"]
+        assert "loader-order" not in codes
+        return
+    assert report["webmcp"] == "shim"
+    assert report["loader"]["scriptsBefore"] == 1
+    assert "no-tools" in codes and "loader-order" in codes
+    found = next(f for f in report["findings"] if f["code"] == "loader-order")
+    assert "checks document.modelContext once" in found["message"]
+    assert "Load loader.js first" in found["fix"]
+
+
+def test_the_doctor_tells_a_page_defined_model_context_from_the_shim(open_page: Any) -> None:
+    page = open_page(head=PAGE_DEFINED)
+    report = page.evaluate(f"{EL}.agent.doctor()")
+    assert report["webmcp"] == "page"
+    assert "loader-order" not in [f["code"] for f in report["findings"]]
+    page = open_page()
+    assert page.evaluate(f"{EL}.agent.doctor()")["webmcp"] in {"shim", "native"}
+
+
+def test_the_doctor_text_says_whose_model_context_it_is() -> None:
+    from pysite_agent.cli.doctor import render
+
+    for kind, words in [
+        ("page", "defined by the page (neither the browser's nor loader.js's shim)"),
+        ("shim", "shim, from loader.js"),
+        ("native", "native, the browser's own"),
+    ]:
+        text = render({"url": "http://127.0.0.1/", "webmcp": kind, "tools": [], "findings": []})
+        assert text.splitlines()[0] == f"http://127.0.0.1/  (WebMCP: {words})"
