@@ -25,6 +25,8 @@ import { configureRuntime } from './web/runtime/settings.js';
 const loadRuntime = (options) => import('./web/runtime/runtime.js').then((m) => m.loadRuntime(options));
 
 if (typeof document !== 'undefined') {
+  // When loader.js ran, for the page doctor's loader-order finding (web/webmcp/doctor.js).
+  globalThis[Symbol.for('pysite-agent.loader')] ??= { url: import.meta.url, readyState: document.readyState };
   // The page's own document.modelContext, or the shim when it has none; its registrations
   // are recorded for the page doctor (web/webmcp/doctor.js).
   recordRegistrations(installShim());

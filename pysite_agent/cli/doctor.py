@@ -138,9 +138,19 @@ def examine(
     return report
 
 
+_KINDS = {
+    "native": "native, the browser's own",
+    "shim": "shim, from loader.js",
+    "page": "defined by the page (neither the browser's nor loader.js's shim)",
+    "none": "none",
+}
+"""How the report's ``webmcp`` value reads in the terminal (web/webmcp/doctor.js, webmcpKind)."""
+
+
 def render(report: dict[str, Any]) -> str:
     """The report as text for a terminal."""
-    lines = [f"{report['url']}  (WebMCP: {report['webmcp']})", ""]
+    kind = _KINDS.get(report["webmcp"], report["webmcp"])
+    lines = [f"{report['url']}  (WebMCP: {kind})", ""]
     tools = report.get("tools", [])
     lines.append(f"Tools ({len(tools)}):")
     for tool in tools:

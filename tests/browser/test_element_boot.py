@@ -112,12 +112,16 @@ def test_python_starts_when_the_panel_opens_and_removal_releases_it(
     assert "/web/runtime/boot.js" in paths and "/pyodide/pyodide.asm.wasm" in paths
     assert any(p.startswith("/pyodide/pysite_agent-") for p in paths)
     assert not any("cdn" in p for p in paths)
-    # Removing the element releases its agent; putting it back starts a new one.
+    # Removing the element releases its agent once TEARDOWN_MS (2 s) passed without it being
+    # put back; putting it back then starts a new one (test_realsites_element.py: within the
+    # time, the same agent goes on).
     state = page.evaluate(
         """async () => {
             const el = document.querySelector('site-agent');
             el.remove();
             await new Promise((r) => setTimeout(r, 0));
+            const during = el.state;
+            await new Promise((r) => setTimeout(r, 2200));
             const after = el.state;
             document.body.append(el);
             el.show();
@@ -125,10 +129,10 @@ def test_python_starts_when_the_panel_opens_and_removal_releases_it(
               await new Promise((r) => setTimeout(r, 20));
             }
             const result = await el.ask('hello');
-            return { after, again: el.state, status: result.status };
+            return { during, after, again: el.state, status: result.status };
         }"""
     )
-    assert state == {"after": "idle", "again": "ready", "status": "answered"}
+    assert state == {"during": "ready", "after": "idle", "again": "ready", "status": "answered"}
 
 
 def test_ask_starts_python_and_opens_the_panel(open_page: Any) -> None:

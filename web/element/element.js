@@ -19,7 +19,11 @@ const LAUNCHER_STYLES = `
 --_border:var(--site-agent-border,#d0d7de);--_surface:var(--site-agent-surface,#f3f5f7);
 --_danger:var(--site-agent-danger,#b42318);--_radius:var(--site-agent-radius,12px);
 --_font:var(--site-agent-font,system-ui,-apple-system,"Segoe UI",sans-serif);--_z:var(--site-agent-z,2147483000);
+--_x:var(--site-agent-offset-x,1.25rem);--_y:var(--site-agent-offset-y,1.25rem);
+--_l:auto;--_r:var(--_x);--_t:auto;--_b:var(--_y);--_pt:auto;--_pb:calc(var(--_y) + 3.65rem);
 font-family:var(--_font);color:var(--_fg);font-size:.9375rem;line-height:1.4}
+:host([placement~=left]){--_l:var(--_x);--_r:auto}
+:host([placement~=top]){--_t:var(--_y);--_b:auto;--_pt:calc(var(--_y) + 3.65rem);--_pb:auto}
 @media (prefers-color-scheme:dark){:host{--_accent:var(--site-agent-accent,#2dd4bf);--_accent-fg:var(--site-agent-accent-fg,#04201d);
 --_bg:var(--site-agent-bg,#16191d);--_fg:var(--site-agent-fg,#e6e8eb);--_muted:var(--site-agent-muted,#9aa4af);
 --_border:var(--site-agent-border,#343a42);--_surface:var(--site-agent-surface,#20252b);--_danger:var(--site-agent-danger,#f97066)}}
@@ -32,17 +36,22 @@ button:disabled{cursor:default;opacity:.55}
 :focus-visible{outline:2px solid var(--_accent);outline-offset:2px}
 .primary{background:var(--_accent);color:var(--_accent-fg);border-color:var(--_accent)}
 .danger{color:var(--_danger);border-color:var(--_danger);background:transparent}
-.launcher{position:fixed;right:1.25rem;bottom:1.25rem;z-index:var(--_z);background:var(--_accent);color:var(--_accent-fg);
+.launcher{position:fixed;right:var(--_r);left:var(--_l);top:var(--_t);bottom:var(--_b);z-index:var(--_z);background:var(--_accent);color:var(--_accent-fg);
 border:0;border-radius:999px;padding:.75em 1.2em;font-weight:600;box-shadow:0 4px 16px rgba(0,0,0,.2)}
 .launcher[data-unread]::after{content:"";display:inline-block;width:.6em;height:.6em;margin-inline-start:.5em;border-radius:50%;background:currentColor;vertical-align:middle}
 .sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
-@media (max-width:600px),(max-height:500px){.launcher{right:.75rem;bottom:.75rem}}
+@media (max-width:600px),(max-height:500px){:host{--_x:var(--site-agent-offset-x,.75rem);--_y:var(--site-agent-offset-y,.75rem)}}
 @media (forced-colors:active){.launcher{border:2px solid ButtonText}:focus-visible{outline:3px solid Highlight}}
 `;
 
 const ATTRS = ['proxy-url', 'models', 'pre-approved', 'max-steps', 'instructions', 'debugging-tools',
   'local-model-url', 'local-model-sha256'];
 const SHOWN = ['greeting', 'examples', 'show-model']; // they change only what the panel draws
+
+// How long a removed element keeps its agent (ms): put back within it (a re-render, a portal,
+// a route that moves it), it goes on as it was; later, the agent is released and a pending
+// card ends as a denial, and the next start takes up the conversation the panel shows.
+export const TEARDOWN_MS = 2000;
 
 let panelModule = null;
 /** The panel's code (web/element/panel.js), loaded once per page. */
@@ -60,18 +69,28 @@ export class SiteAgentElement extends HTMLElement {
   #starting = false; // show(), ask() or preload asked for Python before the panel was there
   #resets = 0; // raised by reset(): a restore that was waiting for the panel is dropped
   #early = 0; // raised by stop() and reset(): an ask() waiting for the panel is not sent
+  #teardown = null; // the timer of a removal (TEARDOWN_MS)
+  #typed = null; // keys typed after the launcher's click, before the panel is there
 
   constructor() {
     super();
     const root = this.attachShadow({ mode: 'open' });
     this.launcher = h('button', {
       part: 'launcher', class: 'launcher', type: 'button', 'aria-expanded': 'false',
-      'aria-controls': 'panel', onclick: () => (this.#panel?.isOpen ? this.hide() : this.show()),
+      'aria-controls': 'panel', onclick: () => this.#clicked(),
     });
     this.unread = h('span', { class: 'sr', hidden: true }); // ", new reply" (markUnread)
     adoptStyles(root, LAUNCHER_STYLES);
     root.append(this.launcher);
     this.#texts();
+    upgradeProperties(this);
+  }
+
+  #clicked() {
+    if (this.#panel?.isOpen) return this.hide();
+    // Keys typed while the panel's code loads go to the input once it is there.
+    if (!this.#panel && !this.#typed) this.#typed = captureTyping(this);
+    this.show();
   }
 
   /** The panel, loaded and built once (it appends itself to the shadow root). */
@@ -108,6 +127,10 @@ export class SiteAgentElement extends HTMLElement {
   // ---- lifecycle
 
   connectedCallback() {
+    if (this.#teardown !== null) {
+      clearTimeout(this.#teardown); // put back in time: the same agent goes on
+      this.#teardown = null;
+    }
     this.#texts();
     this.#panel?.connected();
     if (this.getAttribute('persist') !== 'off' && hasRecord(this.conversation)) {
@@ -134,9 +157,13 @@ export class SiteAgentElement extends HTMLElement {
   disconnectedCallback() {
     this.#stopPrefetch?.();
     this.#panel?.disconnected();
-    queueMicrotask(() => {
+    this.#typed?.stop();
+    this.#typed = null;
+    if (this.#teardown !== null) clearTimeout(this.#teardown);
+    this.#teardown = setTimeout(() => {
+      this.#teardown = null;
       if (!this.isConnected) this.#panel?.destroy();
-    });
+    }, TEARDOWN_MS);
   }
 
   attributeChangedCallback(name, old, value) {
@@ -243,7 +270,16 @@ export class SiteAgentElement extends HTMLElement {
 
   show({ focus = true } = {}) {
     if (this.#panel) this.#panel.show({ focus });
-    else this.#open(true).then((panel) => this.isConnected && panel.show({ focus })).catch(() => {});
+    else {
+      this.#open(true).then((panel) => {
+        if (!this.isConnected) return;
+        panel.show({ focus });
+        const typed = this.#typed;
+        this.#typed = null;
+        typed?.stop();
+        if (typed?.text || typed?.enter) panel.typed(typed.text, typed.enter);
+      }).catch(() => {});
+    }
   }
 
   hide() {
@@ -302,6 +338,51 @@ export function onIntent(target, go) {
   }, { passive: true, signal: watch.signal });
   target.addEventListener('focus', once, { signal: watch.signal });
   return () => watch.abort();
+}
+
+/**
+ * Properties a page set on the element before it was defined (frameworks do: `el.options =
+ * ...` before loader.js ran) are own properties that hide the class's accessors: each is
+ * removed and set again through its accessor (the "upgrade property" pattern of custom
+ * elements). A read-only one (state, agent, lastTrace) is removed only.
+ */
+function upgradeProperties(el) {
+  for (const [name, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(SiteAgentElement.prototype))) {
+    if (!descriptor.get || !Object.prototype.hasOwnProperty.call(el, name)) continue;
+    const value = el[name];
+    delete el[name];
+    if (descriptor.set) el[name] = value;
+  }
+}
+
+/**
+ * Keys typed right after the launcher's click, while the panel's code loads (the launcher has
+ * the focus): printable keys, Backspace and Enter are kept, not acted on, and given to the
+ * input when it is there. A key the page's own field gets, a shortcut (Ctrl, Alt, Meta) or an
+ * input method's composition is left alone. `{text, enter, stop()}`.
+ */
+function captureTyping(host) {
+  const typed = { text: '', enter: false, stop: () => watch.abort() };
+  const watch = new AbortController();
+  const ours = () => {
+    const active = document.activeElement;
+    return !active || active === document.body || active === host;
+  };
+  const onKey = (e) => {
+    if (!ours() || e.ctrlKey || e.metaKey || e.altKey || e.isComposing || e.keyCode === 229) return;
+    if (e.key === 'Enter') typed.enter = !!typed.text.trim();
+    else if (e.key === 'Backspace') typed.text = typed.text.slice(0, -1);
+    else if ([...e.key].length === 1 && !typed.enter) typed.text += e.key;
+    else return;
+    e.preventDefault(); // a space does not press the launcher again
+    e.stopPropagation();
+  };
+  document.addEventListener('keydown', onKey, { capture: true, signal: watch.signal });
+  document.addEventListener('keyup', (e) => {
+    if (ours() && (e.key === ' ' || e.key === 'Enter')) e.preventDefault();
+  }, { capture: true, signal: watch.signal });
+  setTimeout(() => watch.abort(), 30_000); // the panel never came: nothing is held longer
+  return typed;
 }
 
 /** The error of an ask() that a stop() or reset() overtook before it was sent. */

@@ -17,10 +17,13 @@ import { Card } from './card.js';
 import { Runs } from './runs.js';
 import { renderSetup, bootProgress } from './setup.js';
 import { Modal } from './modal.js';
+import { TopLayer } from './layer.js';
 import { showEvent, showError } from './events.js';
 import { Waiting } from './waiting.js';
+import { wireInput, grow } from './input.js';
 import { renderWelcome, askNewChat } from './welcome.js';
-import { createModelContext, pageModelContext } from '../webmcp/shim.js';
+import { pageModelContext } from '../webmcp/shim.js';
+import { elementSettings } from './config.js';
 import { connectAgent, mark } from '../runtime/runtime.js';
 
 /** A JS error from an envelope's error ({code, message}): name SiteAgentError. */
@@ -37,7 +40,6 @@ const unwrap = (text) => {
   return envelope.value;
 };
 
-const JS_VALUES = ['model', 'confirm', 'tools'];
 
 export class Panel {
   ui = {};
@@ -55,6 +57,7 @@ export class Panel {
   #visit = null;
   #visitLoad = null;
   #restore = null;
+  #kept = null; // the latest conversation state of this element's agent (from save)
   lastText = null; // the latest message sent, for Try again
   errorText = null; // the latest run error's sentence (the status line keeps it)
   timedOut = false; // the time limit ended the run (waiting.js)
@@ -80,13 +83,7 @@ export class Panel {
     ui.send = h('button', { class: 'primary send', type: 'submit' });
     ui.stop = h('button', { class: 'danger stop', type: 'button', hidden: true, onclick: () => this.stop() });
     ui.form = h('form', { onsubmit: (e) => this.#submit(e) }, ui.input, ui.send, ui.stop);
-    ui.input.addEventListener('input', () => this.#grow());
-    ui.input.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
-        e.preventDefault();
-        ui.form.requestSubmit();
-      }
-    });
+    wireInput(ui.input, () => ui.form.requestSubmit());
     ui.panel = h('section', {
       part: 'panel', class: 'panel', id: 'panel', role: 'dialog', 'aria-labelledby': 'heading', hidden: true,
     }, h('div', { class: 'head' }, h('div', { class: 'titles' }, ui.heading, ui.model), ui.fresh, ui.freshAsk, ui.close), ui.body, ui.status, ui.form);
@@ -102,6 +99,7 @@ export class Panel {
       focusBack: () => this.isOpen && ui.input.focus(),
     });
     this.modal = new Modal(host, ui.panel, host.launcher);
+    this.layer = new TopLayer(root, ui.panel); // above a page's modal <dialog> (layer.js)
     this.waiting = new Waiting({
       log: ui.log, t, scroll: () => this.transcript.scrollSoon(),
       onLimit: () => {
@@ -171,9 +169,12 @@ export class Panel {
   /** The element left the page: its agent is released, a pending card ends as a denial. */
   destroy() {
     this.#release(); // first: a pending card ends as a denial with cause "removed"
+    // Put back later: the next start takes up the conversation the transcript still shows.
+    if (this.#kept?.conversation) this.#restore = { conversation: this.#kept.conversation, run: null, ended: null };
     this.card.finish(false);
     this.waiting.stop();
     this.modal.dispose();
+    this.layer.dispose();
     this.ui.panel.hidden = true;
     this.host.launcher.setAttribute('aria-expanded', 'false');
     this.#ready = null;
@@ -195,6 +196,7 @@ export class Panel {
     this.host.launcher.setAttribute('aria-expanded', 'true');
     this.host.markUnread(false);
     this.modal.open = true;
+    this.layer.watch(true);
     if (focus) this.ui.input.focus();
     if (!wasOpen) {
       mark('open');
@@ -209,6 +211,7 @@ export class Panel {
     this.ui.panel.hidden = true;
     this.host.launcher.setAttribute('aria-expanded', 'false');
     this.modal.open = false; // the page is given back before the launcher takes the focus
+    this.layer.watch(false);
     if (focus && (inside || document.activeElement === this.host || document.activeElement === document.body)) this.host.launcher.focus();
   }
 
@@ -238,6 +241,7 @@ export class Panel {
     this.waiting.stop();
     this.#visit?.clear();
     this.#restore = null;
+    this.#kept = null;
     this.transcript.clear();
     this.render();
   }
@@ -328,38 +332,8 @@ export class Panel {
     };
   }
 
-  #settings() {
-    const o = this.host.options;
-    const attr = (name) => this.host.getAttribute(name);
-    const config = {
-      models: o.models ?? attr('models'),
-      proxyUrl: o.proxyUrl ?? attr('proxy-url'),
-      localModelUrl: o.localModelUrl ?? attr('local-model-url'),
-      localModelSha256: o.localModelSha256 ?? attr('local-model-sha256'),
-      localModelSize: o.localModelSize ?? null,
-      baseUrl: document.baseURI, // a relative proxy-url is fetched against it
-      pageUrl: location.href, // Python keeps its origin and path only
-      preApproved: o.preApproved ?? attr('pre-approved'),
-      maxSteps: o.maxSteps ?? attr('max-steps'),
-      instructions: o.instructions ?? attr('instructions'),
-      toolTimeoutMs: o.toolTimeoutMs ?? null,
-      maxResultChars: o.maxResultChars ?? null,
-      debuggingTools: o.debuggingTools ?? this.host.hasAttribute('debugging-tools'),
-    };
-    const values = {};
-    for (const key of JS_VALUES) if (o[key] != null) values[key] = o[key];
-    if (Array.isArray(values.tools)) {
-      // An array of tool descriptors: give them their own page-local model context.
-      const context = createModelContext();
-      // Registered before Python lists them (the shim loads its implementation on first use).
-      values.registered = Promise.all(values.tools.map((tool) => context.registerTool(tool)));
-      values.tools = context;
-    }
-    return [JSON.stringify(config), values];
-  }
-
   async #configure(fresh) {
-    const [config, values] = this.#settings();
+    const [config, values] = elementSettings(this.host);
     if (values.registered) {
       await values.registered.catch(() => {}); // a refused tool is simply not listed
       delete values.registered;
@@ -461,6 +435,7 @@ export class Panel {
   #save(state, run) {
     // A save of a run that was reset (it may cross from the worker after the reset): dropped.
     if (!this.runs.keeps(run)) return;
+    this.#kept = state;
     if (!this.#persists()) return;
     this.openVisit().then((v) => {
       v.update({ state }, () => ({ open: this.isOpen, log: this.transcript.data() }));
@@ -486,16 +461,17 @@ export class Panel {
     if (!text) return;
     if (this.runs.running || this.runs.queued) return this.say(this.t('busy'));
     this.ui.input.value = '';
-    this.#grow();
+    grow(this.ui.input);
     this.send(text);
   }
 
-  // The input grows with its text up to a few lines (CSS field-sizing where supported).
-  #grow() {
+  /** Keys typed before the panel was there (element.js): into the input; Enter sends them. */
+  typed(text, enter) {
     const input = this.ui.input;
-    if (globalThis.CSS?.supports?.('field-sizing', 'content')) return;
-    input.style.height = 'auto';
-    input.style.height = `${input.scrollHeight + 2}px`;
+    input.value += text;
+    grow(input);
+    input.setSelectionRange(input.value.length, input.value.length);
+    if (enter) this.ui.form.requestSubmit();
   }
 
   /** A message the visitor sends: typed, an example, or Try again after an error. */
@@ -584,6 +560,7 @@ export class Panel {
   #keydown(event) {
     if (event.key !== 'Escape') return;
     event.stopPropagation();
+    event.preventDefault(); // the panel's Escape: no page dialog under it closes too (layer.js)
     if (this.card.pending) this.card.finish(false);
     else this.hide();
   }

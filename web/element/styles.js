@@ -4,7 +4,7 @@
 // rem/em, so the panel follows the visitor's font size; the full-screen layout's query is
 // FULL_SCREEN in web/element/modal.js, where the panel is also modal.
 export const styles = `
-.panel{position:fixed;right:1.25rem;bottom:4.9rem;z-index:var(--_z);width:min(26rem,calc(100vw - 2.5rem));
+.panel{position:fixed;right:var(--_r);left:var(--_l);top:var(--_pt);bottom:var(--_pb);z-index:var(--_z);width:min(26rem,calc(100vw - 2.5rem));
 height:min(40rem,calc(100vh - 7rem));display:flex;flex-direction:column;background:var(--_bg);color:var(--_fg);
 border:1px solid var(--_border);border-radius:var(--_radius);box-shadow:0 12px 40px rgba(0,0,0,.25);overflow:hidden}
 .head{display:flex;align-items:flex-start;gap:.75em;padding:.8em 1em;border-bottom:1px solid var(--_border);flex-wrap:wrap}
@@ -38,6 +38,8 @@ h2{margin:0;font-size:1.05em}
 .box .fail{color:var(--_danger)}
 progress{width:100%;accent-color:var(--_accent)}
 .card{border:2px solid var(--_accent);background:var(--_bg);scroll-margin:.5em}
+.layer{padding:0;border:0;margin:0;inset:auto;width:0;height:0;overflow:visible;background:transparent;max-width:none;max-height:none}
+.layer::backdrop{background:transparent}
 .card h3{margin:0;font-size:1em}
 .card .summary{font-weight:600;white-space:pre-wrap;overflow-wrap:anywhere}
 .card dl{margin:0;display:grid;grid-template-columns:minmax(5em,auto) 1fr;gap:.2em .8em}

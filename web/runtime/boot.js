@@ -9,6 +9,7 @@
 // It runs on a page's main thread or in a module worker alike.
 
 import * as snapshots from "./snapshot.js";
+import { scriptURL } from "./settings.js";
 
 /**
  * @typedef {object} BootProgress
@@ -326,7 +327,7 @@ function makeInWorker(options, done) {
     done(result);
   };
   try {
-    worker = new Worker(new URL("./snapshot-worker.js", import.meta.url), { type: "module" });
+    worker = new Worker(scriptURL(new URL("./snapshot-worker.js", import.meta.url).href), { type: "module" });
   } catch (error) {
     finish({ saved: false, reason: `worker: ${error?.message ?? error}` });
     return;

@@ -57,3 +57,38 @@ export function runtimeSettings() {
     runtime: o.runtime ?? (o.pyodide ? 'main' : 'worker'),
   };
 }
+
+// ---- Trusted Types (a page with `require-trusted-types-for 'script'` in its CSP)
+
+/**
+ * The Trusted Types policy the runtime's script URLs go through: the Python worker
+ * (web/runtime/worker.js) and the snapshot worker. A page whose CSP lists policy names
+ * (`trusted-types ...`) adds this one (docs/element.md, "On real sites").
+ */
+export const TRUSTED_TYPES_POLICY = 'site-agent';
+let policy; // undefined: not made yet; null: none (no Trusted Types, or the page refused the name)
+
+/**
+ * `url` (a string) for a script sink such as `new Worker()`: a TrustedScriptURL made by the
+ * `site-agent` policy where the browser has Trusted Types, else the string itself. The policy
+ * makes one only for a URL inside the bundle's folder (loader.js's); any other URL is a
+ * TypeError. Where the page's CSP does not allow the policy's name, the string is returned and
+ * the sink refuses it as it would have without this function.
+ */
+export function scriptURL(url) {
+  const types = globalThis.trustedTypes;
+  if (!types?.createPolicy) return url;
+  if (policy === undefined) {
+    try {
+      policy = types.createPolicy(TRUSTED_TYPES_POLICY, {
+        createScriptURL: (value) => {
+          if (!String(value).startsWith(base)) throw new TypeError(`${value} is not a file of pysite-agent's bundle (${base}).`);
+          return value;
+        },
+      });
+    } catch {
+      policy = null; // not allowed by the page's trusted-types list
+    }
+  }
+  return policy ? policy.createScriptURL(url) : url;
+}

@@ -12,7 +12,7 @@
 // becomes an error result the model can read.
 import { Endpoint, abortError } from './channel.js';
 import { pageToolTypes, plain, promptHandlers, usage } from './prompt-api.js';
-import { mark, runtimeSettings } from './settings.js';
+import { mark, runtimeSettings, scriptURL, TRUSTED_TYPES_POLICY } from './settings.js';
 import { progressFanOut, watchCSP } from './start.js';
 
 let shared = null; // {worker, endpoint, ready, agents}
@@ -372,8 +372,11 @@ function startWorker() {
   const refused = `The page does not allow the Python worker (web/runtime/worker.js): its Content-Security-Policy must allow it in worker-src (or script-src), or set runtime="main".`;
   let worker;
   try {
-    worker = new Worker(workerURL, { type: 'module', name: 'site-agent' });
+    worker = new Worker(scriptURL(workerURL), { type: 'module', name: 'site-agent' });
   } catch (error) {
+    if (/Trusted/.test(String(error?.message))) {
+      throw new Error(`The page requires Trusted Types: its Content-Security-Policy must allow the policy "${TRUSTED_TYPES_POLICY}" in trusted-types (docs/element.md). ${error.message}`);
+    }
     throw new Error(`${refused} ${error.message}`);
   }
   const endpoint = new Endpoint(worker, handlers(agents), notes(agents));

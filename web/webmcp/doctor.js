@@ -13,6 +13,8 @@
 // unknown name. Loaded only when asked (not part of the page's first bytes).
 
 const REGISTRATIONS = Symbol.for('pysite-agent.webmcp-registrations');
+const SHIM_BRAND = Symbol.for('pysite-agent.webmcp-shim'); // web/webmcp/shim.js
+const LOADER = Symbol.for('pysite-agent.loader'); // set by loader.js when it runs
 /** The annotations WebMCP defines (Chrome 156 keeps these and drops the rest). */
 export const KNOWN_HINTS = ['readOnlyHint', 'untrustedContentHint', 'consequentialHint', 'debugging'];
 /** What MCP and others call hints that mean something else, or nothing, here. */
@@ -177,6 +179,11 @@ export function diagnose(report) {
   if (!tools.length && !forms.length) {
     out.push(finding('warning', 'no-tools', null, 'The page has no WebMCP tools: the agent can only answer from its instructions.',
       'Register tools with document.modelContext.registerTool(...) or add <form toolname tooldescription>.'));
+    if (lateLoader(report)) {
+      out.push(finding('warning', 'loader-order', null,
+        `loader.js ran after the page's own scripts (${report.loader.scriptsBefore} before it${report.loader.readyState === 'complete' ? ', and only after the page had loaded' : ''}), and no tool was registered: the likely cause is an app that checks document.modelContext once when it starts, found none (this browser has no WebMCP of its own, so the shim came with loader.js), and registered nothing.`,
+        "Load loader.js first: <script type=\"module\" src=\"/site-agent/loader.js\"></script> in <head>, before the app's scripts; or register tools whenever document.modelContext is there (check it when a tool is registered, not once at start)."));
+    }
   }
   if (registrations === null) {
     out.push(finding('info', 'registrations-unseen', null,
@@ -256,6 +263,49 @@ function plain(value) {
   }
 }
 
+/**
+ * True when loader.js came late on a page without native WebMCP: scripts of the page before
+ * its own <script>, or loader.js run only after the page's load, and no registerTool call
+ * recorded. (Native WebMCP exists before any script, so the order does not matter there.)
+ */
+function lateLoader(report) {
+  const loader = report.loader;
+  if (!loader || report.webmcp !== 'shim') return false; // the page's own (native or defined) came first
+  if (report.registrations && report.registrations.length) return false;
+  return loader.scriptsBefore > 0 || loader.readyState === 'complete'; // a module script runs at 'interactive'
+}
+
+/**
+ * Which document.modelContext the page has: 'native' (the browser's own), 'shim'
+ * (web/webmcp/shim.js, which loader.js installs), 'page' (one the page defined itself, such as
+ * another polyfill) or 'none'.
+ */
+export function webmcpKind(context = document.modelContext) {
+  if (context === null || context === undefined) return 'none';
+  if (context[SHIM_BRAND] === true) return 'shim';
+  const desc = Object.getOwnPropertyDescriptor(Document.prototype, 'modelContext');
+  const native = !!desc?.get && /\{\s*\[native code\]\s*\}\s*$/.test(Function.prototype.toString.call(desc.get))
+    && !Object.prototype.hasOwnProperty.call(document, 'modelContext') && desc.get.call(document) === context;
+  return native ? 'native' : 'page';
+}
+
+/**
+ * When loader.js ran: `{url, readyState, scriptsBefore}` (`readyState`: the document's then;
+ * `scriptsBefore`: the page's scripts before loader.js's own <script> in document order, null
+ * when no <script> has loader.js's address: a bundle imported it). Null without loader.js.
+ */
+function loaderReport() {
+  const seen = globalThis[LOADER];
+  if (!seen) return null;
+  const own = [...document.scripts].find((s) => s.src && s.src === seen.url);
+  let scriptsBefore = null;
+  if (own) {
+    scriptsBefore = [...document.scripts].filter((s) => s !== own && !/^(importmap|speculationrules|application\/(ld\+)?json)$/i.test(s.type)
+      && (own.compareDocumentPosition(s) & Node.DOCUMENT_POSITION_PRECEDING)).length;
+  }
+  return { url: seen.url, readyState: seen.readyState ?? null, scriptsBefore };
+}
+
 /** What the doctor looks at on this page. */
 export async function gather(modelContext = document.modelContext) {
   const tools = [];
@@ -275,13 +325,14 @@ export async function gather(modelContext = document.modelContext) {
   const recorded = globalThis[REGISTRATIONS];
   return {
     url: location.href,
-    webmcp: modelContext ? (Object.prototype.hasOwnProperty.call(document, 'modelContext') ? 'shim' : 'native') : 'none',
+    webmcp: webmcpKind(modelContext),
+    loader: loaderReport(),
     tools, forms,
     registrations: recorded ? JSON.parse(JSON.stringify(recorded)) : null,
   };
 }
 
-/** The page's tools and the findings: `{url, webmcp, tools, forms, registrations, findings}`. */
+/** The page's tools and the findings: `{url, webmcp, loader, tools, forms, registrations, findings}`. */
 export async function doctor(modelContext = undefined) {
   const report = await gather(modelContext ?? document.modelContext);
   return { ...report, findings: diagnose(report) };
