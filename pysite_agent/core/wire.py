@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any, Literal, TypedDict
-
-import jsonschema
-from jsonschema.protocols import Validator
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from pysite_agent.core.errors import SiteAgentError
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 SchemaName = Literal["protocol-v1", "trace-v1"]
 
@@ -47,6 +47,8 @@ def validator(name: SchemaName, definition: str | None = None) -> Validator:
             raise KeyError(definition)
         schema = {**schema, "$ref": f"#/$defs/{definition}"}
         schema.pop("oneOf", None)
+    import jsonschema  # on first use: see pysite_agent/core/validation.py
+
     return jsonschema.Draft202012Validator(schema)
 
 

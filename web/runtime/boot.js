@@ -68,6 +68,11 @@ import { stampFetches, stamper, timedFactory } from "./boot-timing.js";
  *   are in it); default: `pysite_agent`, `pysite_agent.browser.element`,
  *   `pysite_agent.browser.event_loop` and `pysite_agent.tools.model_context` (what the
  *   element's first calls use).
+ * @param {string[]} [options.laterImports]  modules a start does not wait for: imported once
+ *   the page is idle after it (an import that fails is ignored; the code that needs them
+ *   imports them itself when it runs first), and in every snapshot, with `imports`; default
+ *   `jsonschema` and `referencing` (the argument check's library: 60 % of the agent's import
+ *   time in Pyodide, and not needed before the first tool call; docs/performance.md).
  * @param {boolean} [options.snapshot]  use and keep a memory snapshot when possible; default true.
  * @param {"worker" | "inline"} [options.snapshotMaker]  who takes a new snapshot: `worker`
  *   (default where module workers exist): the visitor's runtime starts normally and a
@@ -157,6 +162,7 @@ async function startPython({
   pyodide: existing,
   packages,
   imports,
+  laterImports,
   snapshot = true,
   snapshotMaker,
   onProgress,
@@ -173,6 +179,16 @@ async function startPython({
     "pysite_agent.browser.event_loop",
     "pysite_agent.tools.model_context",
   ];
+  const later = (laterImports ?? ["jsonschema", "referencing"]).filter((m) => !modules.includes(m));
+  const all = [...modules, ...later]; // what a snapshot holds
+  const importLater = (pyodide) => {
+    for (const name of later) {
+      try {
+        pyodide.pyimport(name).destroy?.();
+        stamp(`later:${name}`);
+      } catch {}
+    }
+  };
   const report = (progress) => {
     if (!onProgress) return;
     try {
@@ -201,6 +217,7 @@ async function startPython({
     await installWithMicropip(existing, wanted, lock, lockURL, report, signal);
     signal?.throwIfAborted();
     importModules(existing, modules, report, stamp);
+    whenIdle(() => importLater(existing));
     return existing;
   }
 
@@ -218,7 +235,7 @@ async function startPython({
         return w;
       });
       plan.wheels.catch(() => {});
-      plan.key = await snapshots.snapshotKey(lockText, modules);
+      plan.key = await snapshots.snapshotKey(lockText, all);
       plan.stored = snapshots.readSnapshot(plan.key)
         .catch((error) => ({ state: "missing", reason: String(error?.message ?? error) }))
         .then((stored) => {
@@ -268,6 +285,7 @@ async function startPython({
     await installFromLock(pyodide, inLock, others, lock, report, signal, stamp);
     signal?.throwIfAborted();
     importModules(pyodide, modules, report, stamp);
+    whenIdle(() => importLater(pyodide));
     return pyodide;
   }
 
@@ -299,10 +317,13 @@ async function startPython({
     await installFromLock(pyodide, inLock, others, lock, report, signal, stamp);
     signal?.throwIfAborted();
     importModules(pyodide, modules, report, stamp);
-    whenIdle(() => makeInWorker(
-      { indexURL: base, lockFileURL: lockURL, packages: wanted, imports: modules },
-      (result) => tell({ ...info, ...result }),
-    ));
+    whenIdle(() => {
+      makeInWorker(
+        { indexURL: base, lockFileURL: lockURL, packages: wanted, imports: all, laterImports: [] },
+        (result) => tell({ ...info, ...result }),
+      );
+      importLater(pyodide);
+    });
     return pyodide;
   }
   const making = !pyodide;
@@ -316,8 +337,10 @@ async function startPython({
   signal?.throwIfAborted();
   report({ phase: "packages", loaded: names.length, total: names.length });
 
+  // A snapshot holds the later imports too; a start from one finds them imported.
   importModules(pyodide, modules, report, stamp);
   if (making) {
+    importLater(pyodide);
     let bytes = null;
     try {
       bytes = snapshots.takeSnapshot(pyodide);
