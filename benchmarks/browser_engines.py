@@ -19,12 +19,17 @@ drifting load hits all alike. Per run and engine, a new browser with a fresh pro
 - ``bytes``: what the element fetched before the click (``loader.js`` and ``web/``), gzipped
   (as a server would send it), from the server's request log and the files served;
 - ``step``: ``ask("find red mugs")`` on the later page, start to answer (one model step, a
-  read-only tool, the answer: demo rules, so no model time), the median of 3 asks.
+  read-only tool, the answer: demo rules, so no model time), the median of 3 asks;
+- ``bare``: the page loaded again, then a bare ``loadPyodide()`` on its main thread (warm HTTP
+  cache): the yardstick of docs/performance.md's targets;
+- with ``--breakdown``: where each start's time went, from the element's performance marks
+  (``boot_marks.py``), cold and later, the median of each row.
 
 Results are medians of ``--runs`` (default 3); printed and written to
 ``benchmarks/results/browser_engines.json``.
 
 Usage: python benchmarks/browser_engines.py [--runs 3] [--engines chromium,firefox,webkit]
+    [--breakdown] [--no-steps]
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from boot_marks import READ_MARKS, breakdown
 from browser_common import CHROMIUM, FLAGS, REPO, machine, median, save
 
 sys.path.insert(0, str(REPO / "tests" / "engines"))
@@ -107,7 +113,16 @@ def boot(page: EnginePage) -> dict[str, float]:
     )
 
 
-def one_run(engine: str, site: EngineSite) -> dict[str, Any]:
+BARE = """async () => {
+  const t0 = performance.now();
+  const { loadPyodide } = await import('/pyodide/pyodide.mjs');
+  const pyodide = await loadPyodide({ indexURL: new URL('/pyodide/', location.href).href });
+  pyodide.runPython('1 + 1');
+  return performance.now() - t0;
+}"""
+
+
+def one_run(engine: str, site: EngineSite, steps_too: bool = True) -> dict[str, Any]:
     driver = new_driver(engine)
     try:
         page = EnginePage(driver, engine)
@@ -128,12 +143,14 @@ def one_run(engine: str, site: EngineSite) -> dict[str, Any]:
         saved = page.evaluate(
             "performance.getEntriesByName('site-agent:snapshot-saved').at(-1).detail"
         )
+        cold_parts = breakdown(page.evaluate(READ_MARKS))
         page.evaluate("sessionStorage.clear()")
         page.goto(site.url)
         page.wait_for_selector("html[data-ready=true]")
         later = boot(page)
+        later_parts = breakdown(page.evaluate(READ_MARKS))
         steps = []
-        for _ in range(3):
+        for _ in range(3 if steps_too else 0):
             steps.append(
                 page.evaluate(
                     f"""async () => {{
@@ -153,11 +170,35 @@ def one_run(engine: str, site: EngineSite) -> dict[str, Any]:
             "later_state": later["snapshot"],
             "later_frame_gap_ms": later["gap"],
             "bytes_before_interaction": gzipped_bytes(site, before),
-            "step_ms": median(steps),
+            "step_ms": median(steps) if steps else 0.0,
+            "bare_ms": bare_load(page, site),
+            "cold_parts": cold_parts,
+            "later_parts": later_parts,
         }
     finally:
         with contextlib.suppress(Exception):
             driver.quit()
+
+
+def bare_load(page: EnginePage, site: EngineSite) -> float:
+    """A bare loadPyodide() on the shop's main thread, the HTTP cache warm (no element)."""
+    page.goto(site.url + "?bare")
+    page.wait_for_selector("html[data-ready=true]")
+    return float(page.evaluate(BARE))
+
+
+def parts_table(summary: dict[str, dict[str, Any]], key: str) -> None:
+    """Rows of boot_marks.breakdown, one column per engine (medians)."""
+    rows: list[str] = []
+    for s in summary.values():
+        rows += [r for r in s[key] if r not in rows]
+    print(f"{key:36}" + "".join(f"{e:>10}" for e in summary))
+    for row in rows:
+        cells = [s[key].get(row) for s in summary.values()]
+        print(
+            f"{row[:36]:36}"
+            + "".join("{:>10}".format("-" if v is None else f"{v:.0f}") for v in cells)
+        )
 
 
 @contextlib.contextmanager
@@ -173,7 +214,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--engines", default="chromium,firefox,webkit")
+    parser.add_argument("--breakdown", action="store_true", help="print where the time went")
+    parser.add_argument("--no-steps", action="store_true", help="skip the tool steps")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     print("machine:", machine())
     results: dict[str, list[dict[str, Any]]] = {e: [] for e in engines}
@@ -184,9 +228,10 @@ def main() -> int:
                 for run in range(args.runs):
                     for engine in engines:
                         site.requests.clear()
-                        result = one_run(engine, site)
+                        result = one_run(engine, site, not args.no_steps)
                         results[engine].append(result)
-                        print(f"run {run + 1} {engine}: {result}", flush=True)
+                        brief = {k: v for k, v in result.items() if not k.endswith("_parts")}
+                        print(f"run {run + 1} {engine}: {brief}", flush=True)
         finally:
             site.stop()
     summary: dict[str, dict[str, Any]] = {}
@@ -200,20 +245,39 @@ def main() -> int:
                 "later_frame_gap_ms",
                 "bytes_before_interaction",
                 "step_ms",
+                "bare_ms",
             )
         }
+        for key in ("cold_parts", "later_parts"):
+            rows = {row for r in runs for row in r[key]}
+            summary[engine][key] = {
+                row: median([r[key][row] for r in runs if row in r[key]]) for row in sorted(rows)
+            }
         summary[engine]["states"] = sorted({f"{r['cold_state']}/{r['later_state']}" for r in runs})
         summary[engine]["saved"] = all(r["saved"] for r in runs)
-    print(f"load average after: {os.getloadavg()[0]:.1f}")
-    header = "engine     cold ms  later ms  gap ms  later gap  bytes gz  step ms  states"
+    load_after = os.getloadavg()[0]
+    print(f"load average before {load_before:.1f}, after {load_after:.1f}")
+    header = "engine     cold ms  later ms  gap ms  later gap  bytes gz  step ms  bare ms  states"
     print(header)
     for engine, s in summary.items():
         print(
             f"{engine:9} {s['cold_ms']:8.0f} {s['later_ms']:9.0f} {s['frame_gap_ms']:7.0f} "
             f"{s['later_frame_gap_ms']:10.0f} {s['bytes_before_interaction']:9.0f} "
-            f"{s['step_ms']:8.0f}  {','.join(s['states'])}"
+            f"{s['step_ms']:8.0f} {s['bare_ms']:8.0f}  {','.join(s['states'])}"
         )
-    path = save("browser_engines", {"runs": args.runs, "summary": summary, "raw": results})
+    if args.breakdown:
+        # Rows with a wall-clock overlap: the fetches run beside the scripts and the instantiation.
+        parts_table(summary, "cold_parts")
+        parts_table(summary, "later_parts")
+    path = save(
+        "browser_engines",
+        {
+            "runs": args.runs,
+            "load_average": {"before": load_before, "after": load_after},
+            "summary": summary,
+            "raw": results,
+        },
+    )
     print(f"written: {path}")
     return 0
 

@@ -26,12 +26,20 @@ bundle with a warm HTTP cache (the issue's yardstick: later visits should take <
 visit made is saved as a file next to the bundle; a fresh context (empty HTTP cache) fetches it
 and starts ``loadPyodide`` from it. It prints the snapshot's size, raw and gzipped.
 
+``--leads 300,600,1000`` adds cold visits where the pointer comes within 60 px of the launcher
+that many ms before the click (the visitor's reach for it): the new code starts the worker's
+Python on that intent, the old one (with ``--base`` before that change) only prefetched.
+``click -> ready`` is measured from the click either way.
+
+``--no-old`` skips the old tree (a shorter run). Each new start's steps, from the element's
+performance marks (``boot_marks.py``), are printed as a table, cold and later (medians).
+
 Per run: ``total`` (click -> ready), boot phases from the marks, ``frame gap`` (the largest gap
 between ``requestAnimationFrame`` callbacks from the click to ready: how long the page could
 not paint), ``longest task`` and ``long tasks`` (Long Tasks API). The load average is printed
 before and after.
 
-Usage: python benchmarks/browser_ready.py [--runs 5] [--base REV]
+Usage: python benchmarks/browser_ready.py [--runs 5] [--base REV] [--leads 300,600,1000] [--no-old]
 """
 
 from __future__ import annotations
@@ -47,10 +55,11 @@ import sys
 import tarfile
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from boot_marks import READ_MARKS, breakdown
 from browser_common import REPO, bundle, chromium, median, save
 
 from pysite_agent.cli.demo import DemoServer
@@ -148,10 +157,15 @@ def old_tree(rev: str) -> Iterator[tuple[Path, Path]]:
         yield out, src / "examples"
 
 
-def one_load(page: Any, url: str) -> dict[str, Any]:
+def one_load(page: Any, url: str, lead: int = 0) -> dict[str, Any]:
+    page.mouse.move(0, 0)
     page.goto(url)
     page.wait_for_selector("html[data-ready=true]")
     page.wait_for_timeout(300)
+    if lead:
+        box = page.locator("site-agent >> .launcher").bounding_box()
+        page.mouse.move(box["x"] - 60, box["y"] + 5, steps=3)  # near it: the visitor's intent
+        page.wait_for_timeout(lead)
     page.click("site-agent >> .launcher")
     page.wait_for_function(
         "performance.getEntriesByName('site-agent:ready').length > 0", timeout=180_000
@@ -181,6 +195,7 @@ def one_load(page: Any, url: str) -> dict[str, Any]:
         "performance.getEntriesByName('site-agent:snapshot').at(-1)?.detail?.state ?? null"
     )
     out["snapshot"] = detail or "-"
+    out["parts"] = breakdown(page.evaluate(READ_MARKS))
     return out
 
 
@@ -195,18 +210,29 @@ def wait_saved(page: Any) -> None:
     )
 
 
-def measure_sites(browser: Any, sites: dict[str, DemoServer], runs: int) -> dict[str, Any]:
-    """Cold and later visits of each site, the sites taking turns (so drifting load hits
-    both alike). ``new`` sites wait until a first visit's snapshot is stored."""
-    results: dict[str, Any] = {name: {"cold": [], "later": []} for name in sites}
+def measure_sites(
+    browser: Any, sites: dict[str, DemoServer], runs: int, leads: list[int]
+) -> dict[str, Any]:
+    """Cold (with each lead) and later visits of each site, the sites taking turns (so
+    drifting load hits both alike). Cold visits without a lead wait until the first visit's
+    snapshot is stored (the maker's timing), with a lead they do not."""
+    results: dict[str, Any] = {
+        name: {"cold": [], "later": [], **{f"cold lead {ms}": [] for ms in leads}} for name in sites
+    }
     for _ in range(runs):
-        for name, server in sites.items():
-            context = browser.new_context()
-            context.add_init_script(OBSERVER)
-            page = context.new_page()
-            results[name]["cold"].append(one_load(page, server.url))
-            wait_saved(page)
-            context.close()
+        for lead in [0, *leads]:
+            for name, server in sites.items():
+                context = browser.new_context()
+                context.add_init_script(OBSERVER)
+                page = context.new_page()
+                sample = one_load(page, server.url, lead)
+                if lead:
+                    results[name][f"cold lead {lead}"].append(sample)
+                else:
+                    wait_saved(page)
+                    sample["parts"] = breakdown(page.evaluate(READ_MARKS))
+                    results[name]["cold"].append(sample)
+                context.close()
     pages = {}
     for name, server in sites.items():
         context = browser.new_context()
@@ -265,14 +291,39 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
         if values:
             row[key] = median(values)
     row["snapshot"] = sorted({s["snapshot"] for s in samples})
+    rows = {r for s in samples for r in s.get("parts", {})}
+    row["parts"] = {
+        r: median([s["parts"][r] for s in samples if r in s["parts"]]) for r in sorted(rows)
+    }
     return row
+
+
+def print_parts(summary: dict[str, dict[str, Any]], columns: list[str]) -> None:
+    """Where each start's time went (boot_marks.STEPS order), one column per row of summary."""
+    from boot_marks import STEPS
+
+    order = [row for row, _, _ in STEPS]
+    rows = sorted(
+        {r for c in columns for r in summary[c]["parts"]},
+        key=lambda r: (order.index(r) if r in order else len(order), r),
+    )
+    print(f"{'step (ms)':36}" + "".join(f"{c:>16}" for c in columns))
+    for r in rows:
+        cells = [summary[c]["parts"].get(r) for c in columns]
+        print(
+            f"{r[:36]:36}"
+            + "".join("{:>16}".format("-" if v is None else f"{v:.0f}") for v in cells)
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--base", default=None, help="the old commit (default: see above)")
+    parser.add_argument("--leads", default="", help="ms between intent and click, e.g. 300,1000")
+    parser.add_argument("--no-old", action="store_true", help="measure the working tree only")
     args = parser.parse_args()
+    leads = [int(v) for v in args.leads.split(",") if v.strip()]
     rev = args.base or base_commit()
     old_rev = subprocess.run(
         ["git", "rev-parse", "--short", rev], cwd=REPO, check=True, capture_output=True, text=True
@@ -283,7 +334,10 @@ def main() -> None:
     samples: dict[str, Any] = {}
     with (
         tempfile.TemporaryDirectory(prefix="pysite-shipped-") as shipped_dir,
-        old_tree(rev) as (old_bundle, old_examples),
+        nullcontext((new_bundle, REPO / "examples")) if args.no_old else old_tree(rev) as (
+            old_bundle,
+            old_examples,
+        ),
         chromium() as browser,
     ):
         new_site = DemoServer(
@@ -295,8 +349,9 @@ def main() -> None:
             [old_bundle, old_examples], port=0, cache_control="max-age=3600"
         ).start()
         try:
-            both = measure_sites(browser, {"old": old_site, "new": new_site}, args.runs)
-            old, new = both["old"], both["new"]
+            sites = {"new": new_site} if args.no_old else {"old": old_site, "new": new_site}
+            both = measure_sites(browser, sites, args.runs, leads)
+            old, new = both.get("old"), both["new"]
             bare = measure_bare(browser, new_site, args.runs)
             snapshot = base64.b64decode(new.pop("snapshot_b64")[0])
             (Path(shipped_dir) / "shipped").mkdir()
@@ -306,9 +361,11 @@ def main() -> None:
             new_site.stop()
             old_site.stop()
     for name, data in (("old", old), ("new", new)):
-        for state in ("cold", "later"):
-            summary[f"{name} {state}"] = summarize(data[state])
-            samples[f"{name} {state}"] = data[state]
+        if data is None:
+            continue
+        for state, runs_of in data.items():
+            summary[f"{name} {state}"] = summarize(runs_of)
+            samples[f"{name} {state}"] = runs_of
     bare_ms = median(bare)
     sizes = {"raw": len(snapshot), "gzip6": len(gzip.compress(snapshot, 6))}
     load_after = os.getloadavg()
@@ -328,6 +385,10 @@ def main() -> None:
         f"bare loadPyodide (warm HTTP cache): {bare_ms:.0f} ms; "
         f"new later / bare = {later / bare_ms:.2f}"
     )
+    for c in columns:
+        if c.startswith("new cold"):
+            print(f"{c} / bare = {summary[c]['total'] / bare_ms:.2f}")
+    print_parts(summary, [c for c in columns if c in ("new cold", "new later")])
     print(
         f"shipped snapshot, first visit (fetch {sizes['raw'] / 1e6:.1f} MB, "
         f"{sizes['gzip6'] / 1e6:.1f} MB gzipped, + loadPyodide from it): {median(shipped):.0f} ms"

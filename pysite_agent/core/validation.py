@@ -12,15 +12,18 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import jsonschema
-import referencing
-import referencing.exceptions
-from jsonschema.exceptions import SchemaError
-from jsonschema.protocols import Validator
+from typing import TYPE_CHECKING, Any
 
 from pysite_agent.core.types import canonical_json
+
+if TYPE_CHECKING:
+    import referencing
+    from jsonschema.protocols import Validator
+
+# jsonschema (with referencing, attrs and rpds) is imported on the first check, not with this
+# module: it is 60 % of the agent's imports in Pyodide (about 0.3 s), and a start needs no
+# check before its first tool call (docs/performance.md). Pages start it on idle beforehand
+# (web/runtime/boot.js's laterImports).
 
 MAX_PROBLEMS = 8
 """At most this many problems are reported to the model for one call."""
@@ -166,11 +169,29 @@ class ArgumentCheck:
 
 
 def _no_retrieval(uri: str) -> referencing.Resource[Any]:
+    import referencing.exceptions
+
     raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
-# An empty registry that never retrieves: jsonschema's default one would fetch remote ``$ref``s.
-_REGISTRY: referencing.Registry[Any] = referencing.Registry(retrieve=_no_retrieval)  # type: ignore[call-arg]
+_registries: list[referencing.Registry[Any]] = []
+
+
+def _registry() -> referencing.Registry[Any]:
+    """An empty registry that never retrieves: jsonschema's default one would fetch remote
+    ``$ref``s (made once, on first use)."""
+    if not _registries:
+        import referencing
+
+        _registries.append(referencing.Registry(retrieve=_no_retrieval))  # type: ignore[call-arg]
+    return _registries[0]
+
+
+def _unresolvable() -> type[Exception]:
+    import referencing.exceptions
+
+    return referencing.exceptions.Unresolvable
+
 
 _cache: dict[str, Validator] = {}
 _CACHE_MAX = 256
@@ -190,12 +211,15 @@ def validator_for(schema: Mapping[str, Any]) -> Validator:
     if cached is not None:
         return cached
     plain = json.loads(key)
+    import jsonschema
+    from jsonschema.exceptions import SchemaError
+
     cls = jsonschema.validators.validator_for(plain, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(plain)
     except SchemaError as exc:
         raise InvalidSchemaError(f"inputSchema is not a valid JSON Schema: {exc.message}") from None
-    validator: Validator = cls(plain, registry=_REGISTRY)
+    validator: Validator = cls(plain, registry=_registry())
     if len(_cache) >= _CACHE_MAX:
         _cache.clear()
     _cache[key] = validator
@@ -265,7 +289,7 @@ def check_arguments(schema: Mapping[str, Any] | None, raw: Any) -> ArgumentCheck
         errors = sorted(
             validator.iter_errors(args), key=lambda e: (list(e.absolute_path), e.message)
         )
-    except referencing.exceptions.Unresolvable as exc:
+    except _unresolvable() as exc:
         raise InvalidSchemaError(f"inputSchema has a $ref that cannot be resolved: {exc}") from None
     except RecursionError:
         raise InvalidSchemaError("inputSchema refers to itself without end") from None
@@ -308,6 +332,6 @@ def check_output(schema: Mapping[str, Any], value: Any) -> tuple[Problem, ...]:
     except InvalidSchemaError as exc:
         reason = str(exc).replace("inputSchema", "outputSchema")
         return (Problem("", _cut(f"the tool's outputSchema cannot be used: {reason}")),)
-    except (referencing.exceptions.Unresolvable, RecursionError) as exc:
+    except (_unresolvable(), RecursionError) as exc:
         return (Problem("", _cut(f"the tool's outputSchema cannot be used: {exc}")),)
     return tuple(Problem(_pointer(e.absolute_path), _cut(e.message)) for e in errors[:MAX_PROBLEMS])

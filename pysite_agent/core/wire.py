@@ -12,10 +12,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any, Literal, TypedDict
-
-import jsonschema
-from jsonschema.protocols import Validator
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from pysite_agent.core.errors import SiteAgentError
 from pysite_agent.core.validation import NotJsonData, loads_strict
@@ -23,6 +20,9 @@ from pysite_agent.core.validation import NotJsonData, loads_strict
 MAX_REPLY_TEXT_DEPTH = 64
 """A model's reply text nesting deeper than this is refused before it is parsed (the agent's
 own bound on a reply, ``agent.MAX_REPLY_DEPTH``, is the same)."""
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 SchemaName = Literal["protocol-v1", "trace-v1"]
 
@@ -52,6 +52,8 @@ def validator(name: SchemaName, definition: str | None = None) -> Validator:
             raise KeyError(definition)
         schema = {**schema, "$ref": f"#/$defs/{definition}"}
         schema.pop("oneOf", None)
+    import jsonschema  # on first use: see pysite_agent/core/validation.py
+
     return jsonschema.Draft202012Validator(schema)
 
 

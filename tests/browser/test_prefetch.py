@@ -1,8 +1,9 @@
-"""Prefetch on intent: the runtime's files are fetched when the pointer nears the launcher or
-the launcher gets keyboard focus; never on idle, never with Save-Data; Python does not start.
+"""Start on intent: when the pointer nears the launcher or the launcher gets keyboard focus,
+the worker's Python starts (its files fetched on the way) without the panel opening; in the
+page's own runtime (``runtime="main"``) only the files are fetched; never on idle, never with
+Save-Data. A click that follows joins the start already under way (one start, not two).
 
-The demo shop on the demo server, which records every request. No test here starts Python,
-so each one is a fresh page load of a second or less.
+The demo shop on the demo server, which records every request.
 """
 
 from __future__ import annotations
@@ -79,9 +80,11 @@ def test_nothing_on_idle_or_with_the_pointer_far_away(page: Any, site: DemoServe
     assert page.evaluate(f"{EL}.state") == "idle"
 
 
-def test_pointer_near_the_launcher_prefetches_without_starting_python(
-    page: Any, site: DemoServer
-) -> None:
+def marks(page: Any, name: str) -> int:
+    return int(page.evaluate(f"performance.getEntriesByName('site-agent:{name}').length"))
+
+
+def test_pointer_near_the_launcher_starts_the_workers_python(page: Any, site: DemoServer) -> None:
     rect = load(page, site)
     page.mouse.move(rect["left"] - 60, rect["top"] + 5, steps=5)  # 60 px left of it
     got = wait_prefetched(page, site)
@@ -89,12 +92,44 @@ def test_pointer_near_the_launcher_prefetches_without_starting_python(
         "/pyodide/pysite_agent-0.1.0-py3-none-any.whl",
     }
     assert "/pyodide/micropip-0.11.1-py3-none-any.whl" not in got  # only what boot needs
+    assert python_started(page)
+    assert marks(page, "intent-start") == 1
+    # Python started in the worker, in the background: the panel stays closed, the element idle.
+    page.wait_for_function(
+        "performance.getEntriesByName('site-agent:boot-end').length > 0", timeout=120_000
+    )
     assert page.evaluate(f"{EL}.state") == "idle"
+    assert page.evaluate(f"{EL}.hasAttribute('open')") is False
+    assert marks(page, "ready") == 0
+    # The click joins it: ready without a second start, and boot.js's steps are on the page's
+    # timeline (web/runtime/start.js places the worker's marks).
+    page.click("site-agent >> .launcher")
+    page.wait_for_function(f"{EL}.state === 'ready'", timeout=60_000)
+    assert marks(page, "boot-start") == 1
+    for name in ("boot:begin", "boot:lock", "boot:core", "boot:import:pysite_agent", "boot:end"):
+        assert marks(page, name) == 1, name
+    assert marks(page, "boot:fetch:pyodide.asm.wasm:end") == 1
+    order = page.evaluate(
+        """() => ['boot-start', 'boot:begin', 'boot:core', 'boot:end', 'open', 'ready'].map(
+            (n) => performance.getEntriesByName('site-agent:' + n)[0].startTime)"""
+    )
+    assert order == sorted(order), order
+
+
+def test_main_thread_runtime_only_prefetches(page: Any, site: DemoServer) -> None:
+    """Starting Python in the page would hold its thread: on intent, only the files."""
+    rect = load(page, site)
+    page.evaluate(f"{EL}.setAttribute('runtime', 'main')")
+    page.mouse.move(rect["left"] - 60, rect["top"] + 5, steps=5)
+    wait_prefetched(page, site)
+    page.wait_for_timeout(300)
     assert not python_started(page)
-    assert page.evaluate("performance.getEntriesByName('site-agent:prefetch').length") == 1
+    assert marks(page, "intent-start") == 0
+    assert marks(page, "prefetch") == 1
+    assert page.evaluate(f"{EL}.state") == "idle"
 
 
-def test_keyboard_focus_on_the_launcher_prefetches(page: Any, site: DemoServer) -> None:
+def test_keyboard_focus_on_the_launcher_starts_python(page: Any, site: DemoServer) -> None:
     load(page, site)
     for _ in range(60):
         page.keyboard.press("Tab")
@@ -107,7 +142,8 @@ def test_keyboard_focus_on_the_launcher_prefetches(page: Any, site: DemoServer) 
     else:
         raise AssertionError("Tab never reached the launcher")
     wait_prefetched(page, site)
-    assert not python_started(page)
+    assert python_started(page)
+    assert marks(page, "intent-start") == 1
 
 
 def test_save_data_turns_prefetch_and_preload_off(browser: Any, site: DemoServer) -> None:

@@ -147,9 +147,11 @@ export class SiteAgentElement extends HTMLElement {
       else setTimeout(start, 1000);
     } else {
       this.#stopPrefetch?.();
-      // The panel's code, then the runtime's files into the HTTP cache (runtime.js).
+      // The panel's code, then the worker's Python starts (or, in the page's runtime, its
+      // files are fetched into the HTTP cache): runtime.js's startOnIntent.
       this.#stopPrefetch = onIntent(this.launcher, () => {
-        loadPanel().then(() => import('../runtime/runtime.js')).then((m) => m.prefetchRuntime()).catch(() => {});
+        const runtime = this.getAttribute('runtime') || undefined;
+        loadPanel().then(() => import('../runtime/runtime.js')).then((m) => m.startOnIntent({ runtime })).catch(() => {});
       });
     }
   }

@@ -9,6 +9,7 @@
 // It runs on a page's main thread or in a module worker alike.
 
 import * as snapshots from "./snapshot.js";
+import { stampFetches, stamper, timedFactory } from "./boot-timing.js";
 import { scriptURL } from "./settings.js";
 
 /**
@@ -27,6 +28,9 @@ import { scriptURL } from "./settings.js";
  * @property {string} [reason]  why a snapshot was not used (for logs and tests)
  * @property {boolean} [saved]  on the second report only: the new snapshot was stored
  * @property {number} [bytes]  its size, when saved
+ * @property {{start: number, stored?: number, end: number}} [timing]  on the second report of
+ *   a snapshot made in a background worker: when (ms since the epoch) the worker started, its
+ *   answer came and the page's read-back (snapshots.confirmStored) ended
  */
 
 /**
@@ -65,6 +69,11 @@ import { scriptURL } from "./settings.js";
  *   are in it); default: `pysite_agent`, `pysite_agent.browser.element`,
  *   `pysite_agent.browser.event_loop` and `pysite_agent.tools.model_context` (what the
  *   element's first calls use).
+ * @param {string[]} [options.laterImports]  modules a start does not wait for: imported once
+ *   the page is idle after it (an import that fails is ignored; the code that needs them
+ *   imports them itself when it runs first), and in every snapshot, with `imports`; default
+ *   `jsonschema` and `referencing` (the argument check's library: 60 % of the agent's import
+ *   time in Pyodide, and not needed before the first tool call; docs/performance.md).
  * @param {boolean} [options.snapshot]  use and keep a memory snapshot when possible; default true.
  * @param {"worker" | "inline"} [options.snapshotMaker]  who takes a new snapshot: `worker`
  *   (default where module workers exist): the visitor's runtime starts normally and a
@@ -75,16 +84,33 @@ import { scriptURL } from "./settings.js";
  *   an exception it throws is logged and ignored.
  * @param {(info: SnapshotInfo) => void} [options.onSnapshot]  called once with the path taken,
  *   and once more (with `saved`) when a snapshot taken during this start was stored or not.
+ * @param {(mark: {name: string, at: number, detail?: any}) => void} [options.onMark]  called at
+ *   each step of the start (see "Timing marks" below) with `at` in ms since the epoch
+ *   (`performance.timeOrigin + performance.now()`), so that a page can place a worker's
+ *   steps on its own timeline; an exception it throws is ignored.
  * @param {boolean} [options.batchCallbacks]  run asyncio's ready callbacks in batches
  *   (`pysite_agent/browser/event_loop.py`, `docs/runtime.md`) on a runtime started here;
  *   default true. A Pyodide handed in (`pyodide`) keeps its own loop.
  * @param {AbortSignal} [options.signal]  aborts between steps (and the lock's fetch); the
  *   promise then rejects with `signal.reason`.
  * @returns {Promise<any>} the Pyodide instance, with the `imports` imported.
+ *
+ * Timing marks (always on; `performance.mark` in this realm as `site-agent:boot:NAME`, and
+ * `onMark`): `begin`; `lock` (the lock read); `pyodide.mjs` and `asm.mjs` (Pyodide's two
+ * scripts imported, in parallel with the lock); `snapshot-read` (the stored snapshot read and
+ * checked, on a start that may use one); `wasm:start` / `wasm:end` (WebAssembly compiled and
+ * instantiated, streaming from the fetch); `emscripten` (CPython initialised, the standard
+ * library mounted); `core` (Pyodide's own Python set-up done: `loadPyodide` resolved);
+ * `wheels` (the wheels fetched, snapshot path); `packages`; `import:MODULE` (each of
+ * `imports` done); `event-loop`; `end`; and `fetch:FILE:start` / `fetch:FILE:end` from
+ * Resource Timing for Pyodide's files and the wheels (`detail`: transfer and body bytes).
+ * docs/performance.md reads them (benchmarks/browser_ready.py).
  */
 export async function bootPython({ batchCallbacks = true, ...options } = {}) {
   ensureErrorStacks();
-  const pyodide = await startPython(options);
+  const stamp = stamper(options.onMark);
+  stamp("begin");
+  const pyodide = await startPython({ ...options, stamp });
   if (batchCallbacks && !options.pyodide) {
     const mod = pyodide.pyimport("pysite_agent.browser.event_loop");
     try {
@@ -97,7 +123,10 @@ export async function bootPython({ batchCallbacks = true, ...options } = {}) {
     } finally {
       mod.destroy();
     }
+    stamp("event-loop");
   }
+  stampFetches(stamp, folderURL(options.indexURL ?? new URL("../../pyodide/", import.meta.url)));
+  stamp("end");
   return pyodide;
 }
 
@@ -134,11 +163,13 @@ async function startPython({
   pyodide: existing,
   packages,
   imports,
+  laterImports,
   snapshot = true,
   snapshotMaker,
   onProgress,
   onSnapshot,
   signal,
+  stamp,
 } = {}) {
   const base = folderURL(indexURL ?? new URL("../../pyodide/", import.meta.url));
   const lockURL = new URL(lockFileURL ?? "pyodide-lock.json", base).href;
@@ -149,6 +180,16 @@ async function startPython({
     "pysite_agent.browser.event_loop",
     "pysite_agent.tools.model_context",
   ];
+  const later = (laterImports ?? ["jsonschema", "referencing"]).filter((m) => !modules.includes(m));
+  const all = [...modules, ...later]; // what a snapshot holds
+  const importLater = (pyodide) => {
+    for (const name of later) {
+      try {
+        pyodide.pyimport(name).destroy?.();
+        stamp(`later:${name}`);
+      } catch {}
+    }
+  };
   const report = (progress) => {
     if (!onProgress) return;
     try {
@@ -176,7 +217,8 @@ async function startPython({
     tell({ state: "off", made: false, reason: "a running Pyodide was handed in" });
     await installWithMicropip(existing, wanted, lock, lockURL, report, signal);
     signal?.throwIfAborted();
-    importModules(existing, modules, report);
+    importModules(existing, modules, report, stamp);
+    whenIdle(() => importLater(existing));
     return existing;
   }
 
@@ -184,19 +226,37 @@ async function startPython({
   // While pyodide.mjs loads: the lock, then (when a snapshot may be used) the wheels and the
   // stored snapshot.
   const early = fetchLock(lockURL, signal, true, true).then(async (lockText) => {
+    stamp("lock");
     const lock = JSON.parse(lockText);
     const plan = { lockText, lock, ...splitWanted(wanted, lock) };
     if (snapshot && !plan.others.length && !snapshots.unsupported(null, true)) {
       plan.names = closure(lock, plan.inLock);
-      plan.wheels = fetchWheels(lock, plan.names, new URL(".", lockURL).href, signal);
+      plan.wheels = fetchWheels(lock, plan.names, new URL(".", lockURL).href, signal).then((w) => {
+        stamp("wheels");
+        return w;
+      });
       plan.wheels.catch(() => {});
-      plan.key = await snapshots.snapshotKey(lockText, modules);
+      plan.key = await snapshots.snapshotKey(lockText, all);
       plan.stored = snapshots.readSnapshot(plan.key)
-        .catch((error) => ({ state: "missing", reason: String(error?.message ?? error) }));
+        .catch((error) => ({ state: "missing", reason: String(error?.message ?? error) }))
+        .then((stored) => {
+          stamp("snapshot-read", { state: stored.state, bytes: stored.bytes?.length ?? 0 });
+          return stored;
+        });
     }
     return plan;
   });
-  const [module, plan] = await Promise.all([import(new URL("pyodide.mjs", base).href), early]);
+  // Pyodide's second script is imported here too, beside the first, instead of after it.
+  const asm = import(new URL("pyodide.asm.mjs", base).href).then((m) => {
+    stamp("asm.mjs");
+    return m.default;
+  });
+  asm.catch(() => {});
+  const script = import(new URL("pyodide.mjs", base).href).then((m) => {
+    stamp("pyodide.mjs");
+    return m;
+  });
+  const [module, plan] = await Promise.all([script, early]);
   const { lock, inLock, others } = plan;
   signal?.throwIfAborted();
   const settings = {
@@ -204,6 +264,14 @@ async function startPython({
     lockFileContents: lock,
     packageBaseUrl: new URL(".", lockURL).href,
   };
+  if (module.version === snapshots.PYODIDE_VERSION) {
+    const create = await asm.catch(() => null);
+    if (typeof create === "function") settings.createPyodideModule = timedFactory(create, stamp);
+  }
+  const core = (options) => module.loadPyodide(options).then((pyodide) => {
+    stamp("core");
+    return pyodide;
+  });
   const why = !snapshot ? "snapshot: false"
     : others.length ? "packages outside the lock"
       : null;
@@ -211,13 +279,14 @@ async function startPython({
   if (why || absent) {
     // The normal start, as before snapshots.
     const info = { state: why ? "off" : "absent", made: false, reason: why ?? absent };
-    const pyodide = await module.loadPyodide(settings);
+    const pyodide = await core(settings);
     signal?.throwIfAborted();
     tell(info);
     report({ phase: "runtime", loaded: 1, total: 1, snapshot: info.state });
-    await installFromLock(pyodide, inLock, others, lock, report, signal);
+    await installFromLock(pyodide, inLock, others, lock, report, signal, stamp);
     signal?.throwIfAborted();
-    importModules(pyodide, modules, report);
+    importModules(pyodide, modules, report, stamp);
+    whenIdle(() => importLater(pyodide));
     return pyodide;
   }
 
@@ -230,7 +299,7 @@ async function startPython({
   if (stored.reason) info.reason = stored.reason;
   if (stored.state === "found") {
     try {
-      pyodide = await module.loadPyodide({ ...settings, ...snapshots.loadOptions(stored.bytes) });
+      pyodide = await core({ ...settings, ...snapshots.loadOptions(stored.bytes) });
       info.state = "used";
     } catch (error) {
       await snapshots.deleteSnapshots();
@@ -241,32 +310,38 @@ async function startPython({
   if (!pyodide && maker === "worker") {
     // A normal start for the visitor; the snapshot is made by a throwaway runtime in a
     // background worker once the page is idle (web/runtime/snapshot-worker.js).
-    pyodide = await module.loadPyodide(settings);
+    pyodide = await core(settings);
     signal?.throwIfAborted();
     info.made = true;
     tell(info);
     report({ phase: "runtime", loaded: 1, total: 1, snapshot: info.state });
-    await installFromLock(pyodide, inLock, others, lock, report, signal);
+    await installFromLock(pyodide, inLock, others, lock, report, signal, stamp);
     signal?.throwIfAborted();
-    importModules(pyodide, modules, report);
-    whenIdle(() => makeInWorker(
-      { indexURL: base, lockFileURL: lockURL, packages: wanted, imports: modules },
-      (result) => tell({ ...info, ...result }),
-    ));
+    importModules(pyodide, modules, report, stamp);
+    whenIdle(() => {
+      makeInWorker(
+        { indexURL: base, lockFileURL: lockURL, packages: wanted, imports: all, laterImports: [] },
+        (result) => tell({ ...info, ...result }),
+      );
+      importLater(pyodide);
+    });
     return pyodide;
   }
   const making = !pyodide;
-  if (making) pyodide = await module.loadPyodide({ ...settings, ...snapshots.loadOptions(null) });
+  if (making) pyodide = await core({ ...settings, ...snapshots.loadOptions(null) });
   signal?.throwIfAborted();
   report({ phase: "runtime", loaded: 1, total: 1, snapshot: info.state });
 
   report({ phase: "packages", loaded: 0, total: names.length });
   placeWheels(pyodide, await wheels, !making);
+  stamp("packages");
   signal?.throwIfAborted();
   report({ phase: "packages", loaded: names.length, total: names.length });
 
-  importModules(pyodide, modules, report);
+  // A snapshot holds the later imports too; a start from one finds them imported.
+  importModules(pyodide, modules, report, stamp);
   if (making) {
+    importLater(pyodide);
     let bytes = null;
     try {
       bytes = snapshots.takeSnapshot(pyodide);
@@ -320,11 +395,15 @@ export async function prefetchPython({ indexURL, lockFileURL, packages } = {}) {
 function makeInWorker(options, done) {
   let worker;
   let finished = false;
+  // ms since the epoch: the maker started, its entry was stored, the page read it back.
+  const now = () => performance.timeOrigin + performance.now();
+  const timing = { start: now() };
   const finish = (result) => {
     if (finished) return;
     finished = true;
     worker?.terminate();
-    done(result);
+    timing.end = now();
+    done({ ...result, timing });
   };
   try {
     worker = new Worker(scriptURL(new URL("./snapshot-worker.js", import.meta.url).href), { type: "module" });
@@ -334,6 +413,7 @@ function makeInWorker(options, done) {
   }
   // The worker lives until this realm has read its entry back (snapshots.confirmStored).
   worker.onmessage = ({ data }) => {
+    timing.stored = now();
     if (!data?.saved) return finish(data);
     snapshots.confirmStored(data.bytes).then(
       () => finish(data),
@@ -386,9 +466,12 @@ del _pysite_agent_paths
 `);
 }
 
-function importModules(pyodide, modules, report) {
+function importModules(pyodide, modules, report, stamp) {
   report({ phase: "import", loaded: 0, total: 1 });
-  for (const name of modules) pyodide.pyimport(name).destroy?.();
+  for (const name of modules) {
+    pyodide.pyimport(name).destroy?.();
+    stamp(`import:${name}`);
+  }
   report({ phase: "import", loaded: 1, total: 1 });
 }
 
@@ -435,11 +518,12 @@ function closure(lock, names) {
   return [...seen];
 }
 
-async function installFromLock(pyodide, inLock, others, lock, report, signal) {
+async function installFromLock(pyodide, inLock, others, lock, report, signal, stamp) {
   const names = closure(lock, inLock);
   const total = names.length + others.length;
   report({ phase: "packages", loaded: 0, total });
   if (names.length) await loadPackages(pyodide, names);
+  stamp?.("packages");
   signal?.throwIfAborted();
   report({ phase: "packages", loaded: names.length, total });
   if (others.length) {

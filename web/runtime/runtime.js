@@ -33,8 +33,8 @@ export function connectAgent(bridge, options = {}) {
   return Promise.reject(new TypeError(`runtime must be "worker" or "main", not ${JSON.stringify(mode)}.`));
 }
 
-// ---- prefetch: warm the HTTP cache when the visitor shows intent (never on idle; the
-// element watches for it)
+// ---- intent: the visitor reaches for the launcher (the element watches for it; never on
+// idle, never with Save-Data)
 
 let prefetched = null;
 
@@ -48,4 +48,22 @@ export function prefetchRuntime() {
       .then(([, boot]) => boot.prefetchPython?.(settings)).catch(() => {});
   }
   return prefetched;
+}
+
+/**
+ * The visitor shows intent (the pointer near the launcher, focus on it): in worker mode, start
+ * the worker's Python now, so that a click that follows finds it started or ready
+ * (web/runtime/worker-host.js); in the page's own runtime (`runtime` 'main', or a page's
+ * Pyodide) only prefetch, since a start there would hold the page's thread. Nothing with
+ * Save-Data. `runtime` is the element's attribute, if any. Never rejects; resolves when the
+ * start (or prefetch) is over.
+ * @param {{runtime?: string}} [options]
+ * @returns {Promise<unknown>}
+ */
+export function startOnIntent({ runtime } = {}) {
+  const settings = runtimeSettings();
+  if (saveData()) return Promise.resolve(null);
+  if ((runtime ?? settings.runtime) !== 'worker' || settings.pyodide) return prefetchRuntime();
+  mark('intent-start');
+  return import('./worker-host.js').then((host) => host.startWorkerEarly()).catch(() => null);
 }

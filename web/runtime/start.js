@@ -33,15 +33,25 @@ export function watchCSP(folders) {
 /**
  * One start's progress, told to every element waiting for it: `report(p)` marks each phase's
  * start and end (site-agent:runtime:start, ...) and calls the listeners; `listen(onProgress,
- * until)` adds one until the promise `until` settles.
+ * until)` adds one until the promise `until` settles, and first tells it the latest report (a
+ * start that began on the visitor's intent, before the click, shows where it is at once).
+ * A worker's timing marks (`{phase: 'mark', name, at, detail?}`, boot.js's `onMark`, `at` in
+ * ms since the epoch) become the page's marks `site-agent:NAME` at that moment; they are not
+ * progress and reach no listener.
  */
 export function progressFanOut() {
   const listeners = new Set();
+  let latest = null;
   return {
     report(p) {
+      if (p?.phase === 'mark') {
+        placeMark(p);
+        return;
+      }
       if (p?.phase && (p.loaded === 0 || p.loaded === p.total)) {
         mark(`${p.phase}:${p.loaded === p.total ? 'end' : 'start'}`);
       }
+      latest = p;
       for (const fn of listeners) {
         try {
           fn(p);
@@ -53,6 +63,19 @@ export function progressFanOut() {
       listeners.add(onProgress);
       const done = () => listeners.delete(onProgress);
       until.then(done, done);
+      if (latest) {
+        try {
+          onProgress(latest);
+        } catch {}
+      }
     },
   };
+}
+
+function placeMark({ name, at, detail }) {
+  try {
+    const startTime = Number(at) - performance.timeOrigin;
+    if (typeof name !== 'string' || !(startTime >= 0)) return;
+    performance.mark(`site-agent:${name}`, detail === undefined ? { startTime } : { startTime, detail });
+  } catch {}
 }

@@ -442,6 +442,16 @@ export async function workerPyProxies({ trace } = {}) {
 }
 
 /**
+ * Starts the page's Python worker now, without an element (the visitor's intent: see
+ * web/runtime/runtime.js's startOnIntent); the next connectWorker uses it. Resolves when it is
+ * ready, rejects when it failed (then the next connectWorker starts again).
+ */
+export function startWorkerEarly() {
+  if (!shared) shared = startWorker();
+  return shared.ready;
+}
+
+/**
  * The connection of one element to a controller in the worker: `{call(name, ...args),
  * close()}`, the same calls as in the page (web/runtime/main-thread.js). Starts the worker once per
  * page; `onProgress` gets boot.js's reports, then `{phase: 'agent'}`.

@@ -102,6 +102,9 @@ Object.assign(handlers, {
       onProgress: progress,
       // The page marks it (site-agent:snapshot, site-agent:snapshot-saved) for benchmarks.
       onSnapshot: (info) => endpoint.notify('boot.snapshot', info),
+      // Its timing marks ride on the progress reports; the page puts them on its timeline
+      // (web/runtime/start.js).
+      onMark: (m) => progress({ phase: 'mark', ...m }),
     });
     return true;
   },
