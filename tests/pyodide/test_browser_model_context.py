@@ -52,7 +52,7 @@ def shim_source() -> str:
     webmcp/schema.js it imports, and the webmcp/calls.js it loads on the first call with the
     webmcp/arguments.js that imports) inlined, as an expression whose value holds the shim's
     exports."""
-    schema = _module("webmcp/schema.js", ["checkSubset", "isObject"])
+    schema = _module("webmcp/schema.js", ["readSchema", "isObject"])
     arguments = _module("webmcp/arguments.js", ["checkArguments"])
     static = "import { isObject } from './schema.js';"
     assert static in arguments, "webmcp/arguments.js no longer imports schema.js as expected"
@@ -62,9 +62,9 @@ def shim_source() -> str:
     assert static in calls, "webmcp/calls.js no longer imports arguments.js as this test expects"
     calls = calls.replace(static, f"const {{ checkArguments }} = {arguments};")
     core = _module("webmcp/core.js", ["attach", "startForms"])
-    static = "import { checkSubset } from './schema.js';"
+    static = "import { readSchema as readSchemaText } from './schema.js';"
     assert static in core, "webmcp/core.js no longer imports webmcp/schema.js as this test expects"
-    core = core.replace(static, f"const {{ checkSubset }} = {schema};")
+    core = core.replace(static, f"const {{ readSchema: readSchemaText }} = {schema};")
     core = _inline(core, "calls.js", calls)
     shim = _module(
         "webmcp/shim.js", ["createModelContext", "isShim", "installShim", "hasNativeModelContext"]

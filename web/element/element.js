@@ -119,9 +119,19 @@ export class SiteAgentElement extends HTMLElement {
     return this.getAttribute('label') || lookup(this.#strings, 'label');
   }
 
+  // Frameworks (React 19, Preact, Vue, Svelte) set `label="..."` and `conversation="..."` as
+  // properties, since the element has them: each sets its attribute (null removes it).
+  set label(value) {
+    reflect(this, 'label', value);
+  }
+
   /** The conversation's name across pages (web/element/visit.js). */
   get conversation() {
     return this.getAttribute('conversation') || 'default';
+  }
+
+  set conversation(value) {
+    reflect(this, 'conversation', value);
   }
 
   // ---- lifecycle
@@ -393,6 +403,11 @@ function stoppedEarly() {
   e.name = 'SiteAgentError';
   e.code = 'aborted';
   return e;
+}
+
+function reflect(el, name, value) {
+  if (value === null || value === undefined) el.removeAttribute(name);
+  else el.setAttribute(name, String(value));
 }
 
 function forgetRecord(name) {

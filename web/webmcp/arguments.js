@@ -3,8 +3,11 @@
 // failure is a DataError whose message is JSON `{path, reason, schemaPath,
 // message}`, so a model can correct itself. webmcp/core.js loads this module
 // on the first call of such a tool; which schemas registration accepts is
-// webmcp/schema.js's. The check applies `const`, `anyOf`, `oneOf`, `allOf` and
-// `not` too (docs/webmcp-native.md).
+// webmcp/schema.js's (any object, as Chromium). The check applies `const`, `anyOf`,
+// `oneOf`, `allOf`, `not`, `patternProperties` and `additionalProperties` too
+// (docs/webmcp-native.md); a keyword it does not know (`$ref`, `format`...) or one whose
+// value is malformed (an invalid `pattern`, an unknown type name, a bound that is not a
+// number) checks nothing here: the gateway validates every call with full JSON Schema.
 import { isObject } from './schema.js';
 
 function typeOf(value) {
@@ -17,6 +20,19 @@ function hasType(value, type) {
   if (type === 'integer') return Number.isInteger(value);
   if (type === 'number') return typeof value === 'number' && Number.isFinite(value);
   return typeOf(value) === type;
+}
+
+const TYPES = new Set(['null', 'boolean', 'object', 'array', 'number', 'integer', 'string']);
+const num = (bound) => typeof bound === 'number' && Number.isFinite(bound);
+
+/** `pattern` as a RegExp, or null when it is not a valid one (it then checks nothing). */
+function regex(pattern) {
+  if (typeof pattern !== 'string') return null;
+  try {
+    return new RegExp(pattern, 'u');
+  } catch {
+    return null;
+  }
 }
 
 function same(a, b) {
@@ -40,8 +56,8 @@ export function checkArguments(schema, value, path = []) {
   if (schema === true || schema === undefined) return null;
   if (schema === false) return problem(path, 'false', 'no value is allowed here');
   if (!isObject(schema)) return null;
-  if ('type' in schema) {
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  if ('type' in schema && types.length > 0 && types.every((t) => TYPES.has(t))) {
     if (!types.some((t) => hasType(value, t))) {
       return problem(path, 'type', `expected ${types.join(' or ')}, got ${typeOf(value)}`);
     }
@@ -54,38 +70,38 @@ export function checkArguments(schema, value, path = []) {
   }
   if (typeof value === 'string') {
     const length = [...value].length;
-    if (schema.minLength !== undefined && length < schema.minLength) {
+    if (num(schema.minLength) && length < schema.minLength) {
       return problem(path, 'minLength', `must have at least ${schema.minLength} characters`);
     }
-    if (schema.maxLength !== undefined && length > schema.maxLength) {
+    if (num(schema.maxLength) && length > schema.maxLength) {
       return problem(path, 'maxLength', `must have at most ${schema.maxLength} characters`);
     }
-    if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern, 'u').test(value)) {
+    if (regex(schema.pattern) && !regex(schema.pattern).test(value)) {
       return problem(path, 'pattern', `must match ${schema.pattern}`);
     }
   }
   if (typeof value === 'number') {
-    if (schema.minimum !== undefined && value < schema.minimum) {
+    if (num(schema.minimum) && value < schema.minimum) {
       return problem(path, 'minimum', `must be >= ${schema.minimum}`);
     }
-    if (schema.maximum !== undefined && value > schema.maximum) {
+    if (num(schema.maximum) && value > schema.maximum) {
       return problem(path, 'maximum', `must be <= ${schema.maximum}`);
     }
-    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) {
+    if (num(schema.exclusiveMinimum) && value <= schema.exclusiveMinimum) {
       return problem(path, 'exclusiveMinimum', `must be > ${schema.exclusiveMinimum}`);
     }
-    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) {
+    if (num(schema.exclusiveMaximum) && value >= schema.exclusiveMaximum) {
       return problem(path, 'exclusiveMaximum', `must be < ${schema.exclusiveMaximum}`);
     }
-    if (schema.multipleOf && !Number.isInteger(value / schema.multipleOf)) {
+    if (num(schema.multipleOf) && schema.multipleOf > 0 && !Number.isInteger(value / schema.multipleOf)) {
       return problem(path, 'multipleOf', `must be a multiple of ${schema.multipleOf}`);
     }
   }
   if (Array.isArray(value)) {
-    if (schema.minItems !== undefined && value.length < schema.minItems) {
+    if (num(schema.minItems) && value.length < schema.minItems) {
       return problem(path, 'minItems', `must have at least ${schema.minItems} items`);
     }
-    if (schema.maxItems !== undefined && value.length > schema.maxItems) {
+    if (num(schema.maxItems) && value.length > schema.maxItems) {
       return problem(path, 'maxItems', `must have at most ${schema.maxItems} items`);
     }
     if (schema.uniqueItems === true && new Set(value.map((v) => JSON.stringify(v))).size !== value.length) {
@@ -105,13 +121,25 @@ export function checkArguments(schema, value, path = []) {
       }
     }
     const properties = isObject(schema.properties) ? schema.properties : {};
+    const patterns = Object.entries(isObject(schema.patternProperties) ? schema.patternProperties : {})
+      .map(([source, sub]) => [regex(source), sub]).filter(([re]) => re);
     for (const [key, item] of Object.entries(value)) {
-      if (Object.prototype.hasOwnProperty.call(properties, key)) {
+      const declared = Object.prototype.hasOwnProperty.call(properties, key);
+      const matching = patterns.filter(([re]) => re.test(key));
+      if (declared) {
         const found = checkArguments(properties[key], item, [...path, key]);
         if (found) return found;
-      } else if (schema.additionalProperties === false) {
+      }
+      for (const [, sub] of matching) {
+        const found = checkArguments(sub, item, [...path, key]);
+        if (found) return found;
+      }
+      if (declared || matching.length > 0) continue;
+      if (schema.additionalProperties === false) {
         return problem([...path, key], 'additionalProperties', `'${key}' is not an allowed property`);
       }
+      const found = checkArguments(schema.additionalProperties, item, [...path, key]);
+      if (found) return found;
     }
   }
   for (const sub of Array.isArray(schema.allOf) ? schema.allOf : []) {

@@ -2,7 +2,7 @@
 // webmcp/shim.js on first use. Same-origin frames share one registry (on the
 // topmost same-origin window); each context answers RUN (run a tool it hosts)
 // and NOTIFY (dispatch one of its events). docs/webmcp-native.md: each choice.
-import { checkSubset } from './schema.js';
+import { readSchema as readSchemaText } from './schema.js';
 
 const REGISTRY = Symbol.for('pysite-agent.webmcp-registry');
 const RUN = Symbol.for('pysite-agent.webmcp-run');
@@ -64,21 +64,9 @@ function jsonText(value, what) {
   }
 }
 
+/** A tool's schema member as JSON text, or undefined (webmcp/schema.js: what is accepted). */
 function readSchema(schema, member) {
-  if (schema === undefined) return undefined;
-  let value = schema;
-  if (typeof value === 'string') {
-    // Native 156 wants an object; older Chrome took a JSON string. Accept both.
-    try {
-      value = JSON.parse(value);
-    } catch {
-      throw fail('registerTool', `Failed to read the '${member}' property: the string is not valid JSON.`);
-    }
-  }
-  if (typeof value !== 'object' || value === null) {
-    throw fail('registerTool', `Failed to read the '${member}' property: Failed to convert value to 'object'.`);
-  }
-  return jsonText(value, 'registerTool');
+  return readSchemaText(schema, member, (message) => fail('registerTool', message));
 }
 
 function readAnnotations(annotations) {
@@ -238,14 +226,6 @@ class Impl {
       if (exposedTo?.some((origin) => origin !== entry.origin)) {
         this.#registry.bridged = true;
         frames(); // loaded now, so a frame's hello is answered at once
-      }
-      if (inputSchema !== undefined) {
-        // A schema outside the spec's subset rejects with a TypeError; nobody saw the tool.
-        try {
-          checkSubset(JSON.parse(inputSchema));
-        } catch (error) {
-          throw fail('registerTool', `Failed to read the 'inputSchema' property: ${error.message}`);
-        }
       }
       this.#registry.tools.set(name, entry);
       const finish = () => {

@@ -1,56 +1,39 @@
-// The WebMCP spec's JSON Schema subset (webmachinelearning/webmcp PR #289): which
-// schemas registerTool() accepts; loaded with webmcp/core.js and by webmcp/doctor.js.
-// The argument check of executeTool() is webmcp/arguments.js. Registration refuses
-// the excluded keywords, an `additionalProperties` other than `false`, and an invalid
-// `pattern`; other keywords are accepted (docs/webmcp-native.md explains the choice).
-// `format` is accepted although the draft excludes it: Chromium 156's registerTool() takes it
-// (apps use `format: "date"`), the doctor still flags it, and the gateway validates every call.
-
-/** Keywords the spec excludes from the subset (PR #289: remote/DAG, formats, content...). */
-export const EXCLUDED = [
-  '$ref', '$defs', 'definitions', '$dynamicRef', '$anchor', '$dynamicAnchor',
-  'unevaluatedProperties', 'unevaluatedItems', 'dependentRequired', 'dependentSchemas',
-  'dependencies', 'contentEncoding', 'contentMediaType', 'contentSchema',
-  'if', 'then', 'else', 'patternProperties', 'propertyNames',
-];
-const SUBSCHEMA_LISTS = ['prefixItems', 'anyOf', 'oneOf', 'allOf'];
-const SUBSCHEMAS = ['items', 'not', 'contains'];
+// How registerTool() reads a tool's `inputSchema` / `outputSchema`, as Chromium 156's own
+// WebMCP does (measured with --enable-features=WebMCP, tests/browser/test_shim_schemas.py):
+// any object is kept as its JSON text (JSON.stringify's rules: functions and undefined
+// dropped, toJSON used), and no keyword is checked: `$ref`/`$defs`, `patternProperties`,
+// `additionalProperties` as a schema, `anyOf`/`oneOf` at the root, `format`, unknown
+// keywords and even an invalid `pattern` are accepted. The shim also takes a JSON string
+// (older Chrome). The page doctor (webmcp/doctor.js) flags what lies outside the draft's
+// subset, and the gateway validates every call with full JSON Schema, so nothing the
+// browser lists is lost here. The shim's own argument check is webmcp/arguments.js.
 
 export function isObject(value) {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
- * Throws an Error saying why `schema` is outside the subset; returns nothing
- * when it fits. `where` is the JSON pointer of the subschema (for messages).
+ * The JSON text of `schema` (the `member` of a tool given to registerTool), or undefined
+ * when it is undefined. Throws the message of a TypeError (`fail(message)` builds it) when
+ * it is not an object or a JSON string of one, or cannot be written as JSON (a cycle, a BigInt).
  */
-export function checkSubset(schema, where = '') {
-  if (typeof schema === 'boolean') return;
-  if (!isObject(schema)) throw new Error(`the schema at '${where || '/'}' is not an object`);
-  for (const keyword of EXCLUDED) {
-    if (keyword in schema) {
-      throw new Error(`'${keyword}' (at '${where || '/'}') is not in WebMCP's schema subset`);
-    }
-  }
-  if ('additionalProperties' in schema && schema.additionalProperties !== false) {
-    throw new Error(`'additionalProperties' (at '${where || '/'}') may only be false in WebMCP's schema subset`);
-  }
-  if ('pattern' in schema) {
+export function readSchema(schema, member, fail) {
+  if (schema === undefined) return undefined;
+  let value = schema;
+  if (typeof value === 'string') {
+    // Native 156 wants an object; older Chrome took a JSON string. Accept both.
     try {
-      new RegExp(schema.pattern, 'u');
+      value = JSON.parse(value);
     } catch {
-      throw new Error(`'pattern' (at '${where || '/'}') is not a valid regular expression`);
+      throw fail(`Failed to read the '${member}' property: the string is not valid JSON.`);
     }
   }
-  if (isObject(schema.properties)) {
-    for (const [key, sub] of Object.entries(schema.properties)) checkSubset(sub, `${where}/properties/${key}`);
+  if (typeof value !== 'object' || value === null) {
+    throw fail(`Failed to read the '${member}' property: Failed to convert value to 'object'.`);
   }
-  for (const keyword of SUBSCHEMAS) {
-    if (keyword in schema) checkSubset(schema[keyword], `${where}/${keyword}`);
-  }
-  for (const keyword of SUBSCHEMA_LISTS) {
-    if (Array.isArray(schema[keyword])) {
-      schema[keyword].forEach((sub, i) => checkSubset(sub, `${where}/${keyword}/${i}`));
-    }
+  try {
+    return JSON.stringify(value);
+  } catch (error) {
+    throw fail(error.message);
   }
 }
