@@ -111,11 +111,23 @@ def test_trimming_never_clears_the_untrusted_state() -> None:
 # --- the loop breaker ---------------------------------------------------------------------
 
 
+def failing_search(shop: Shop) -> list[sa.Tool]:
+    """The shop's tools, with a search that fails (a failed call is not "already done")."""
+
+    def search(args: dict[str, Any]) -> str:
+        shop.calls.append(("search_products", args))
+        raise RuntimeError("the search index is down")
+
+    tools = [t for t in shop.tools() if t.name != "search_products"]
+    schema = {"type": "object", "properties": {"query": {"type": "string"}}}
+    return [sa.Tool("search_products", "Search.", search, schema, {"readOnlyHint": True}), *tools]
+
+
 def test_the_third_identical_call_is_not_run() -> None:
     shop = Shop()
     same = tool_call("search_products", {"query": "mug"})
     model = ScriptedModel([same, same, same, answer("never")])
-    agent = sa.create_site_agent(model=model, tools=shop.tools(), max_steps=10)
+    agent = sa.create_site_agent(model=model, tools=failing_search(shop), max_steps=10)
     events, result = run(ask(agent, "find mugs"))
     assert result.status == "error"
     assert result.error is not None and result.error.code == "repeated-call"
@@ -133,6 +145,7 @@ def test_the_third_identical_call_is_not_run() -> None:
     assert roles == ["user", "assistant", "tool", "assistant", "tool"]
     # a new run starts fresh
     model.replies = [same, answer("ok")]
+    agent = sa.create_site_agent(model=model, tools=shop.tools(), max_steps=10)
     _, again = run(ask(agent, "again"))
     assert again.status == "answered"
 
@@ -144,7 +157,9 @@ def test_arguments_compare_as_canonical_json() -> None:
         tool_call("search_products", {"x": [1, {"b": 2, "a": 1}], "query": "mug"}),
         tool_call("search_products", {"x": [1, {"a": 1, "b": 2}], "query": "mug"}),
     ]
-    agent = sa.create_site_agent(model=ScriptedModel(calls), tools=shop.tools(), max_steps=10)
+    agent = sa.create_site_agent(
+        model=ScriptedModel(calls), tools=failing_search(shop), max_steps=10
+    )
     _, result = run(ask(agent, "loop"))
     assert result.error is not None and result.error.code == "repeated-call"
 
@@ -173,7 +188,7 @@ def test_different_or_interleaved_calls_are_not_a_loop() -> None:
     a = tool_call("search_products", {"query": "a"})
     b = tool_call("search_products", {"query": "b"})
     agent = sa.create_site_agent(
-        model=ScriptedModel([a, a, b, a, a, answer("ok")]), tools=shop.tools(), max_steps=10
+        model=ScriptedModel([a, a, b, a, a, answer("ok")]), tools=failing_search(shop), max_steps=10
     )
     _, result = run(ask(agent, "x"))
     assert result.status == "answered"
@@ -189,7 +204,7 @@ def test_the_count_starts_again_in_each_run() -> None:
         return [same, same, answer("ok")]
 
     model = ScriptedModel([*script(), *script()])
-    agent = sa.create_site_agent(model=model, tools=shop.tools(), max_steps=10)
+    agent = sa.create_site_agent(model=model, tools=failing_search(shop), max_steps=10)
 
     async def main() -> list[str]:
         return [(await ask(agent, f"q{n}"))[1].status for n in range(2)]

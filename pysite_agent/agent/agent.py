@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Collection, Iterable, Seque
 from typing import Any
 
 from pysite_agent.agent import _gateway as gateway
+from pysite_agent.agent._repeats import JustDone, Repeats
 from pysite_agent.core.display import EventLog
 from pysite_agent.core.errors import SiteAgentError, model_unavailable
 from pysite_agent.core.events import (
@@ -45,7 +46,6 @@ from pysite_agent.core.types import (
     RunStatus,
     ToolCall,
     ToolSource,
-    canonical_json,
     denial_cause,
 )
 from pysite_agent.core.visit import STATE_VERSION, check_conversation, check_run
@@ -167,6 +167,7 @@ class AgentRun:
         self._done: asyncio.Future[RunResult] = loop.create_future()
         self._done.add_done_callback(self._cancelled_by_waiter)
         self._interrupt: asyncio.Future[DenialCause] | None = None
+        self._outcome: tuple[str, str, bool] | None = None  # the last call's, if it succeeded
         self._task = asyncio.ensure_future(self._main())
 
     @property
@@ -310,7 +311,7 @@ class AgentRun:
             instructions = self._resumed(trace)
         first = self._steps_done + 1
         await self._check_availability(signal)
-        repeats = _Repeats()
+        repeats, just_done = Repeats(), JustDone()
         for step in range(first, agent.max_steps + 1):
             signal.throw_if_aborted()
             tools = list(await signal.race(agent.source.get_tools()))
@@ -350,14 +351,28 @@ class AgentRun:
                 trace.add("answer", text=text)
                 self._emit(AnswerEvent(text))
                 return text
-            repeats.check(reply["name"], reply.get("arguments"))
             call = ToolCall(conv.call_id(reply.get("id")), reply["name"], reply.get("arguments"))
+            done = just_done.find(call.name, call.arguments)
+            if done is not None:  # do not ask twice (pysite_agent/agent/_repeats.py)
+                trace.add("invalid-call", call=_jsonable(call.to_json()), error=done.error())
+                if done.told:
+                    conv.messages.append(answer_message(text := done.answer()))
+                    trace.add("answer", text=text, fromCallId=done.call_id)
+                    self._emit(AnswerEvent(text))
+                    return text
+                done.told = True
+                conv.messages.append(tool_call_message(call.id, call.name, call.arguments))
+                conv.messages.append(tool_result_message(call.id, call.name, done.model_result()))
+                continue
+            repeats.check(reply["name"], reply.get("arguments"))
             conv.messages.append(
                 tool_call_message(call.id, call.name, call.arguments, reply.get("meta"))
             )
             conv.open_call = call
             self._emit(ToolCallEvent(call))
+            self._outcome = None
             await self._handle_call(call, tools, revision, trace)
+            just_done.record(call.id, call.name, call.arguments, self._outcome)
             conv.open_call = None
         return None
 
@@ -583,37 +598,9 @@ class AgentRun:
             )
         )
         self._conv.open_call = None
+        if not is_error and not navigated:
+            self._outcome = (text, model_text, untrusted)
         self._emit(ToolResultEvent(call, text, untrusted, is_error, navigated))
-
-
-MAX_IDENTICAL_CALLS = 2
-"""Identical consecutive calls a run may make; the next identical one ends the run."""
-
-
-class _Repeats:
-    """The loop breaker: counts identical consecutive calls in one run (same tool, same
-    arguments as canonical JSON; denied and invalid calls count too)."""
-
-    def __init__(self) -> None:
-        self._last: str | None = None
-        self._count = 0
-
-    def check(self, name: str, arguments: Any) -> None:
-        """Count this call.
-
-        Raises:
-            SiteAgentError: ``repeated-call`` on the third identical call in a row (not run).
-        """
-        key = canonical_json([name, arguments])
-        self._count = self._count + 1 if key == self._last else 1
-        self._last = key
-        if self._count > MAX_IDENTICAL_CALLS:
-            raise SiteAgentError(
-                "repeated-call",
-                f"The assistant asked for the same action ({name}, with the same details) "
-                f"{self._count} times in a row, so it was stopped and not done again. "
-                "Try asking in other words.",
-            )
 
 
 def _trim_recorder(trace: TraceRecorder, step: int) -> Callable[[Any], None]:

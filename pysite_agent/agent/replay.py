@@ -162,6 +162,10 @@ async def replay(
 ) -> ReplayResult:
     """Re-run the tool calls of ``trace`` (a trace v1 dict or JSON text) without the model.
 
+    Only calls that reached the gateway (``tool-call`` steps) are re-run: an ``invalid-call``
+    step (including ``already-done``, a repeat that was not run: ``agent/_repeats.py``) ran
+    nothing, so replaying it runs nothing either.
+
     Args:
         tools: a tool source or list of tools (``None``: the browser's
             ``document.modelContext``).

@@ -101,7 +101,11 @@ def _step(step: dict[str, Any]) -> str:
     if kind == "user":
         return f'<li class="user">{head}<pre>{escape(str(step.get("text", "")))}</pre></li>'
     if kind == "answer":
-        return f'<li class="answer">{head}<pre>{escape(str(step.get("text", "")))}</pre></li>'
+        source = step.get("fromCallId")
+        note = (  # the run answered by itself from a call's result (agent/_repeats.py)
+            f'<span class="muted">from the result of {escape(str(source))}</span>' if source else ""
+        )
+        return f'<li class="answer">{head}{note}<pre>{escape(str(step.get("text", "")))}</pre></li>'
     if kind == "model":
         reply = step.get("reply")
         what = ""
@@ -130,8 +134,9 @@ def _step(step: dict[str, Any]) -> str:
             for p in as_list(error.get("problems"))
             if isinstance(p, dict)
         )
+        cls = "" if error.get("code") == "already-done" else "bad"  # not run again: no fault
         return (
-            f'<li class="invalid">{head}{_badge(str(error.get("code")), "bad")}'
+            f'<li class="invalid">{head}{_badge(str(error.get("code")), cls)}'
             f"{escape(str(call.get('name', '')))}: {escape(str(error.get('message', '')))}"
             f"{_args_table(call.get('arguments'))}<table>{problems}</table></li>"
         )
@@ -263,6 +268,8 @@ def step_line(step: dict[str, Any]) -> str:
     kind = str(step.get("kind", "?"))
     if kind in ("user", "answer"):
         detail = shorten(step.get("text", ""))
+        if kind == "answer" and step.get("fromCallId"):
+            detail += f" (from the result of {step.get('fromCallId')})"
     elif kind == "model":
         reply = as_dict(step.get("reply"))
         what = f"asks for {reply.get('name')}" if reply.get("type") == "tool" else "answers"
