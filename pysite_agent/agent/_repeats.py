@@ -9,7 +9,7 @@ Both compare a call as the model wrote it: the tool's name and its arguments as 
   and the model is told it already ran, with that result, and asked to answer. If it asks for
   it once more, the run answers from that result itself (an ``answer`` step with
   ``fromCallId``). Measured with SmolLM2-135M in the demo shop: after an allowed reservation
-  ran, the model proposed the identical one again in every run (issue 28).
+  ran, the model proposed the identical one again in every run (docs/local-model.md).
 - **The loop breaker** (:class:`Repeats`): the third identical call in a row that is not
   covered above (denied, invalid, failed) ends the run with ``repeated-call``
   (docs/models.md, "Loops").
