@@ -1,7 +1,8 @@
 // Builds the framework apps of tests/frameworks/apps into tests/frameworks/build/ (git-ignored),
 // from the pinned npm packages of package-lock.json: esbuild bundles each app, the Vue SFC
 // compiler (vue/compiler-sfc) and the Svelte compiler turn .vue and .svelte files into JS on the
-// way. `/loader.js` stays an import of the page (the self-hosted bundle serves it). Offline:
+// way. `/loader.js` stays an import of the page (the self-hosted bundle serves it). The React and
+// Vue apps are also rendered in Node into ssr.html, which the same app.js hydrates. Offline:
 // nothing is fetched. Usage: node tests/frameworks/build.mjs [OUT_DIR]; prints one JSON line
 // {out, apps, ms}.
 import { build } from 'esbuild';
@@ -9,12 +10,12 @@ import { compile as compileSvelte } from 'svelte/compiler';
 import { parse as parseVue, compileScript } from 'vue/compiler-sfc';
 import { mkdir, readFile, writeFile, rm } from 'node:fs/promises';
 import { dirname, join, basename } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const OUT = process.argv[2] ?? join(HERE, 'build');
 
-const vuePlugin = {
+const vuePlugin = (ssr = false) => ({
   name: 'vue-sfc',
   setup(b) {
     b.onLoad({ filter: /\.vue$/ }, async ({ path }) => {
@@ -23,11 +24,34 @@ const vuePlugin = {
       const script = compileScript(descriptor, {
         id: basename(path),
         inlineTemplate: true,
-        templateOptions: { compilerOptions: { isCustomElement: (tag) => tag === 'site-agent' } },
+        templateOptions: { ssr, compilerOptions: { isCustomElement: (tag) => tag === 'site-agent' } },
       });
       return { contents: script.content, loader: 'js', resolveDir: dirname(path) };
     });
   },
+});
+
+// On the server, '/loader.js' (the bundle's file) is not there: the apps only reach it in effects.
+const loaderStub = {
+  name: 'loader-stub',
+  setup(b) {
+    b.onResolve({ filter: /^\/loader\.js$/ }, () => ({ path: 'loader', namespace: 'stub' }));
+    b.onLoad({ filter: /.*/, namespace: 'stub' }, () => ({
+      contents: 'export const installShim = () => globalThis.document?.modelContext;',
+      loader: 'js',
+    }));
+  },
+};
+
+// Server-side rendering (ssr.html): the app's markup rendered in Node, hydrated by the same app.js.
+const SSR = {
+  react: `import { renderToString } from 'react-dom/server';
+    import { app } from './react/main.jsx';
+    export const render = async () => renderToString(app);`,
+  vue: `import { createSSRApp } from 'vue';
+    import { renderToString } from 'vue/server-renderer';
+    import { App } from './vue/main.js';
+    export const render = () => renderToString(createSSRApp(App));`,
 };
 
 const sveltePlugin = {
@@ -49,7 +73,7 @@ const APPS = {
   svelte: { entry: 'svelte/main.js' },
 };
 
-const PAGE = (name) => `<!doctype html>
+const PAGE = (name, markup = '') => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -60,7 +84,7 @@ const PAGE = (name) => `<!doctype html>
 <script type="module" src="/${name}/app.js"></script>
 </head>
 <body>
-<div id="app"></div>
+<div id="app">${markup}</div>
 </body>
 </html>
 `;
@@ -87,9 +111,32 @@ for (const [name, app] of Object.entries(APPS)) {
       __VUE_PROD_DEVTOOLS__: 'false',
       __VUE_PROD_HYDRATION_MISMATCH_DETAILS__: 'false',
     },
-    plugins: [vuePlugin, sveltePlugin],
+    plugins: [vuePlugin(), sveltePlugin],
     logLevel: 'silent',
   });
   await writeFile(join(dir, 'index.html'), PAGE(name));
+  if (SSR[name]) await writeFile(join(dir, 'ssr.html'), PAGE(name, await serverRender(name, app)));
+}
+
+async function serverRender(name, app) {
+  const server = join(OUT, `${name}-server.mjs`);
+  await build({
+    stdin: { contents: SSR[name], resolveDir: join(HERE, 'apps'), loader: 'jsx' },
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    packages: 'external', // react-dom/server and vue/server-renderer as Node loads them
+    outfile: server,
+    jsx: app.jsx,
+    jsxImportSource: app.jsxImportSource,
+    define: { 'process.env.NODE_ENV': JSON.stringify(app.mode ?? 'production'), __VUE_OPTIONS_API__: 'false',
+      __VUE_PROD_DEVTOOLS__: 'false', __VUE_PROD_HYDRATION_MISMATCH_DETAILS__: 'false' },
+    plugins: [loaderStub, vuePlugin(true)],
+    logLevel: 'silent',
+  });
+  const { render } = await import(pathToFileURL(server).href);
+  const markup = await render();
+  await rm(server);
+  return markup;
 }
 console.log(JSON.stringify({ out: OUT, apps: Object.keys(APPS), ms: Date.now() - started }));

@@ -13,8 +13,11 @@ export const CAKES = [
 ];
 
 /** The app's state (plain object + subscribers), shared by the routes of one app. */
+// On the server (SSR in build.mjs) there is no location, history or window: the catalog renders.
+const here = globalThis.location ?? { pathname: '/' };
+
 export const store = {
-  route: routeOf(location.pathname),
+  route: routeOf(here.pathname),
   cart: [], // cake names
   orders: [{ id: 7, cake: 'lemon tart', status: 'open' }, { id: 8, cake: 'carrot cake', status: 'open' }],
   version: 0,
@@ -33,7 +36,7 @@ function routeOf(path) {
   return path.endsWith('/orders') ? 'orders' : 'catalog';
 }
 
-const BASE = location.pathname.replace(/\/(orders)?$/, '/').replace(/\/index\.html$/, '/');
+const BASE = here.pathname.replace(/\/(orders)?$/, '/').replace(/\/[^/]*\.html$/, '/');
 
 /** Goes to `route` ('catalog' or 'orders') with history.pushState, as a single-page app does. */
 export function navigate(route) {
@@ -43,13 +46,13 @@ export function navigate(route) {
   store.changed();
 }
 
-addEventListener('popstate', () => {
+globalThis.addEventListener?.('popstate', () => {
   store.route = routeOf(location.pathname);
   store.changed();
 });
 
 /** Each app's registrations, for the tests: name -> count of registerTool calls. */
-window.bakeryRegistrations = {};
+globalThis.bakeryRegistrations = {};
 
 const TOOLS = {
   // Registered by the app's root: present on every route.

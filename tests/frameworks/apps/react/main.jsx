@@ -3,10 +3,11 @@
 // <site-agent> gets `options` as a property (React 19 sets a custom element's property when the
 // element has one) and its attributes as strings.
 import { StrictMode, useEffect, useSyncExternalStore } from 'react';
-import { createRoot } from 'react-dom/client';
+import { createRoot, hydrateRoot } from 'react-dom/client';
 import { AGENT_OPTIONS, CAKES, navigate, registerTools, store } from '../bakery.js';
 
-const useStore = () => useSyncExternalStore((fn) => store.subscribe(fn), () => store.version);
+const version = () => store.version;
+const useStore = () => useSyncExternalStore((fn) => store.subscribe(fn), version, version);
 
 function Catalog() {
   useEffect(() => registerTools('catalog'), []);
@@ -27,11 +28,18 @@ function Orders() {
   );
 }
 
+// Hydrating server markup (ssr.html), React 19 sets no property of a custom element
+// (react#35446): the ref callback sets `options` then. It is one function for every render,
+// so React calls it when the element mounts, not on each render.
+const withOptions = (el) => {
+  if (el) el.options = AGENT_OPTIONS;
+};
+
 function Agent() {
-  return <site-agent models="demo" label="Ask the bakery" options={AGENT_OPTIONS}></site-agent>;
+  return <site-agent models="demo" label="Ask the bakery" options={AGENT_OPTIONS} ref={withOptions}></site-agent>;
 }
 
-function App() {
+export function App() {
   useEffect(() => registerTools('app'), []);
   useStore();
   const dock = store.dock ?? 'side';
@@ -50,5 +58,12 @@ function App() {
   );
 }
 
-createRoot(document.getElementById('app')).render(<StrictMode><App /></StrictMode>);
-document.documentElement.dataset.ready = 'true';
+export const app = <StrictMode><App /></StrictMode>;
+
+if (globalThis.document) {
+  // ssr.html holds the server-rendered markup (build.mjs): hydrate it; index.html is empty.
+  const root = document.getElementById('app');
+  if (root.hasChildNodes()) hydrateRoot(root, app);
+  else createRoot(root).render(app);
+  document.documentElement.dataset.ready = 'true';
+}

@@ -1,6 +1,12 @@
 // The bakery in Vue 3 (single-file components compiled by vue/compiler-sfc at build time).
-import { createApp } from 'vue';
+// ssr.html holds the server-rendered markup (build.mjs): createSSRApp hydrates it.
+import { createApp, createSSRApp } from 'vue';
 import App from './App.vue';
 
-createApp(App).mount('#app');
-document.documentElement.dataset.ready = 'true';
+export { App };
+
+if (globalThis.document) {
+  const root = document.getElementById('app');
+  (root.hasChildNodes() ? createSSRApp(App) : createApp(App)).mount(root);
+  document.documentElement.dataset.ready = 'true';
+}
