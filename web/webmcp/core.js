@@ -217,6 +217,8 @@ class Impl {
       const exposedTo = readExposedTo(options);
       const signal = readSignal(options, 'registerTool');
 
+      // A frame removed from its page (its document has no window any more): as Chromium.
+      if (this.#detached()) throw new DOMException('The document is not active.', 'InvalidStateError');
       if (!NAME_RE.test(name)) throw new DOMException('Invalid tool name', 'InvalidStateError');
       if (this.#registry.tools.has(name)) throw new DOMException('Duplicate tool name', 'InvalidStateError');
       if (description === '') throw new DOMException('Description is required', 'InvalidStateError');
@@ -235,6 +237,17 @@ class Impl {
       };
       resolve(finish());
     });
+  }
+
+  /** True when this context's window is gone (a frame removed from its page). */
+  #detached() {
+    const win = this.#window;
+    if (!win) return false;
+    try {
+      return win.closed === true || win.document.defaultView === null;
+    } catch {
+      return true;
+    }
   }
 
   #entry(fields) {
