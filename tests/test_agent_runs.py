@@ -343,24 +343,6 @@ def test_stale_tools_when_the_page_re_registers_during_confirmation() -> None:
     run(main())
 
 
-def test_stale_tools_when_any_tool_changes_revision() -> None:
-    async def main() -> None:
-        source = sa.PythonToolSource()
-        runs: list[int] = []
-        source.register(sa.Tool("buy", "Buy.", lambda a: runs.append(1), None, {}))
-
-        def confirm(request: sa.ConfirmRequest) -> bool:
-            source.register(sa.Tool("other", "Other.", lambda a: None, None, {}))
-            return True
-
-        model = ScriptedModel([tool_call("buy", {}), answer()])
-        agent = sa.create_site_agent(model=model, tools=source, confirm=confirm)
-        await ask(agent, "buy")
-        assert runs == []
-
-    run(main())
-
-
 def test_tools_and_on_tools_change() -> None:
     async def main() -> None:
         source = sa.PythonToolSource()

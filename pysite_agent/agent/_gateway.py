@@ -3,7 +3,8 @@
 A call passes, in order: lookup by name (rule 1) -> argument validation (rule 1) -> the policy
 (rules 2-5) and, when needed, the visitor (who gets a copy of the arguments: what runs is what
 was decided, see :func:`frozen`) -> the confirmation binding (README, after the safety
-rules: the tool's key and the source's revision must be unchanged, else ``stale-tools``) ->
+rules: the tool's key and content must be unchanged, else ``stale-tools``; a card whose tool
+the page withdraws while it is open ends as a denial, see :func:`tool_unchanged`) ->
 execution with the per-call timeout (rule 7; waiting for the visitor does not count) -> result
 text, truncation and fencing (rule 6).
 """
@@ -223,17 +224,62 @@ async def decide(
     return Decision(False, "visitor", request.reason, cause)
 
 
-async def still_bound(
-    source: ToolSource, tool: RegisteredTool, revision: object, signal: AbortSignal
-) -> bool:
-    """Whether ``tool`` (same key, same content) is still listed and the revision is unchanged."""
-    current = await signal.race(source.get_tools())
-    if source.revision != revision:
-        return False
+def tool_unchanged(current: Sequence[RegisteredTool], tool: RegisteredTool) -> bool:
+    """Whether ``tool`` is listed in ``current`` as the same registration (its ``key``) with the
+    same normalized content (README, decision binding). Other tools may have changed: a route
+    that registers or unregisters its own tools does not touch this one's decision."""
     listed = find_tool(current, tool.name)
     return (
         listed is not None and listed.key == tool.key and listed.fingerprint() == tool.fingerprint()
     )
+
+
+async def still_bound(source: ToolSource, tool: RegisteredTool, signal: AbortSignal) -> bool:
+    """Whether ``tool`` (same key, same content) is still listed by ``source``, checked on a
+    fresh listing after the decision (:func:`tool_unchanged`).
+
+    Raises:
+        AbortedError: ``signal`` aborted while the source listed its tools.
+    """
+    return tool_unchanged(await signal.race(source.get_tools()), tool)
+
+
+def watch_tool(
+    source: ToolSource, tool: RegisteredTool, interrupt: asyncio.Future[DenialCause]
+) -> Callable[[], None]:
+    """While ``tool``'s call is being decided: end a pending card with the cause ``withdrawn``
+    when the page unregisters the tool, registers it again or changes it (README, decision
+    binding). Each change of the source's tools is checked on a fresh listing; a change to
+    other tools, or a late event for a change already listed, keeps the card. Returns the
+    function that stops watching (and cancels a check in flight)."""
+    subscribe = getattr(source, "on_change", None)
+    if not callable(subscribe):
+        return lambda: None
+    checks: set[asyncio.Future[None]] = set()
+
+    async def check() -> None:
+        try:
+            current = await source.get_tools()
+        except Exception:  # noqa: BLE001 - a listing that fails withdraws nothing
+            return  # (the check after an Allow lists again and refuses a changed tool)
+        if not tool_unchanged(current, tool) and not interrupt.done():
+            interrupt.set_result("withdrawn")
+
+    def changed(*_: Any) -> None:
+        if interrupt.done():
+            return
+        task = asyncio.ensure_future(check())
+        checks.add(task)
+        task.add_done_callback(checks.discard)
+
+    unsubscribe = subscribe(changed)
+
+    def stop() -> None:
+        unsubscribe()
+        for task in list(checks):
+            task.cancel()
+
+    return stop
 
 
 def output_mismatch_note(problems: Sequence[Problem]) -> str:

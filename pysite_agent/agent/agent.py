@@ -78,6 +78,10 @@ NAVIGATED_DENIED_TEXT = (
     "The visitor left the page before answering, so this call was not run. Do not try it "
     "again unless the visitor asks."
 )
+WITHDRAWN_TEXT = (
+    "The page withdrew or changed this tool while the visitor was deciding, so this call was "
+    "not run. Use only the tools listed now; if the visitor still wants it, say what changed."
+)
 PAGE_CHANGED_TEXT = (
     "The page changed during this request: the visitor is now on {page}. The conversation "
     "goes on there; use only the tools listed now."
@@ -315,7 +319,6 @@ class AgentRun:
         for step in range(first, agent.max_steps + 1):
             signal.throw_if_aborted()
             tools = list(await signal.race(agent.source.get_tools()))
-            revision = agent.source.revision
             self._emit(ThinkingEvent(step, agent.model.name))
             open_step = {step}
             request = ModelRequest(
@@ -371,7 +374,7 @@ class AgentRun:
             conv.open_call = call
             self._emit(ToolCallEvent(call))
             self._outcome = None
-            await self._handle_call(call, tools, revision, trace)
+            await self._handle_call(call, tools, trace)
             just_done.record(call.id, call.name, call.arguments, self._outcome)
             conv.open_call = None
         return None
@@ -457,7 +460,6 @@ class AgentRun:
         self,
         call: ToolCall,
         tools: Sequence[RegisteredTool],
-        revision: object,
         trace: TraceRecorder,
     ) -> None:
         agent = self._agent
@@ -486,6 +488,7 @@ class AgentRun:
             self._emit(ConfirmRequestEvent(request))
 
         self._interrupt = asyncio.get_running_loop().create_future()
+        unwatch = gateway.watch_tool(agent.source, tool, self._interrupt)
         try:
             decision = await gateway.decide(
                 bound_call,
@@ -507,6 +510,7 @@ class AgentRun:
             raise
         finally:
             self._interrupt = None
+            unwatch()
         if asked and not decision.allowed and decision.cause is None and signal.aborted:
             decision = Decision(False, "visitor", decision.reason, denial_cause(signal.reason))
         if not decision.allowed:
@@ -515,7 +519,7 @@ class AgentRun:
             return
         trace.add("decision", callId=call.id, **decision.to_json())
         self._emit(ConfirmResultEvent(bound_call, decision))
-        if not await gateway.still_bound(agent.source, tool, revision, signal):
+        if not await gateway.still_bound(agent.source, tool, signal):
             trace.add(
                 "tool-result",
                 callId=call.id,
@@ -577,6 +581,8 @@ class AgentRun:
     def _denied(self, call: ToolCall, bound_call: ToolCall, decision: Decision) -> None:
         self._emit(ConfirmResultEvent(bound_call, decision))
         text = DENIED_TEXT if decision.by == "visitor" else NO_CONFIRM_TEXT
+        if decision.cause == "withdrawn":
+            text = WITHDRAWN_TEXT
         self._conv.messages.append(
             tool_result_message(call.id, call.name, text, is_error=True, denied=True)
         )

@@ -191,7 +191,6 @@ async def replay(
         for rec in recorded:
             run_signal.throw_if_aborted()
             tools_now = list(await run_signal.race(source.get_tools()))
-            revision = source.revision
             recorded_text = rec.text if rec.outcome in ("ran", "threw", "timeout") else None
             checked = gateway.check_call(rec.call, tools_now)
             if isinstance(checked, gateway.InvalidCall):
@@ -218,7 +217,7 @@ async def replay(
                     )
                 )
                 continue
-            if not await gateway.still_bound(source, tool, revision, run_signal):
+            if not await gateway.still_bound(source, tool, run_signal):
                 steps.append(
                     ReplayStep(rec.call, "ran", gateway.STALE_TEXT, recorded_text, False, decision)
                 )

@@ -26,11 +26,20 @@ AskReason = Literal["not-read-only", "consequential", "after-untrusted", "annota
 DecidedBy = Literal["read-only", "pre-approved", "visitor", "no-confirm"]
 """Who decided a call (docs/python-api.md: the ``confirm-result`` event)."""
 
-DenialCause = Literal["stopped", "reset", "removed", "hidden", "navigated"]
+DenialCause = Literal["stopped", "reset", "removed", "hidden", "navigated", "withdrawn"]
 """Why a pending confirmation ended without the visitor's answer; it counts as a denial
-(README, rule 3): Stop, ``reset()``, the element removed, the page hidden, the page left."""
+(README, rule 3): Stop, ``reset()``, the element removed, the page hidden, the page left, or
+the page withdrew the tool (unregistered, registered again or changed) while the card was open
+(README, decision binding)."""
 
-DENIAL_CAUSES: tuple[DenialCause, ...] = ("stopped", "reset", "removed", "hidden", "navigated")
+DENIAL_CAUSES: tuple[DenialCause, ...] = (
+    "stopped",
+    "reset",
+    "removed",
+    "hidden",
+    "navigated",
+    "withdrawn",
+)
 
 RunStatus = Literal["answered", "max-steps", "aborted", "error"]
 
@@ -241,7 +250,8 @@ class Decision:
     """Whether a call may run, and who decided (``reason``: why the visitor was asked).
 
     ``cause`` is set when the visitor was asked and the card ended without an answer (Stop,
-    ``reset()``, removal, the page hidden or left): a denial, recorded with why.
+    ``reset()``, removal, the page hidden or left, the tool withdrawn by the page): a denial,
+    recorded with why.
     """
 
     allowed: bool
@@ -303,8 +313,9 @@ class ModelRequest:
 class ToolSource(Protocol):
     """Lists and runs tools. Implemented by Python tool lists and by ``document.modelContext``.
 
-    ``revision`` changes whenever the set of tools or any tool's normalized content changes
-    (README, decision binding); the bridge binds each decision to it.
+    ``revision`` changes whenever the set of tools or any tool's normalized content changes.
+    A decision is bound to its tool's ``key`` and content (README, decision binding), not to
+    the revision: a change to other tools (a route that registers its own) keeps an Allow.
     """
 
     @property

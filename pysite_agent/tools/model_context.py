@@ -221,6 +221,7 @@ class ModelContextSource:
         self._listed: dict[str, _Listed] | None = None
         self._by_key: dict[str, Any] = {}
         self._counter = itertools.count(1)
+        self._numbers: dict[str, int | None] = {}  # name -> the loader's registration number
         self._callbacks: list[Callable[[], Any]] = []
         self._tasks: set[asyncio.Future[Any]] = set()
         self._listener: ffi.OwnedCallback | None = None
@@ -293,6 +294,7 @@ class ModelContextSource:
         except Exception as exc:  # noqa: BLE001 - re-raised, as a readable error
             raise ffi.from_js_error(exc) from None
         fresh: dict[str, tuple[RegisteredTool, Any]] = {}
+        numbers: dict[str, int | None] = {}
         twice: set[str] = set()
         for raw in list(raw_list or ()):
             tool = self._read(raw)
@@ -300,13 +302,32 @@ class ModelContextSource:
                 twice.add(tool.name)
             elif tool is not None:
                 fresh[tool.name] = (tool, raw)
+                numbers[tool.name] = self._registration(tool.name, raw)
         # A name listed twice is an ambiguity: neither listing is offered or run (never the
         # first one, which may be the looser; see pysite_agent.agent._gateway.unambiguous).
         for name in twice:
             del fresh[name]
+        self._numbers = numbers
         self._update(fresh)
         assert self._listed is not None
         return [self._listed[name].tool for name in sorted(self._listed)]
+
+    def _registration(self, name: str, raw: Any) -> int | None:
+        """The loader's number for the registration listed as ``name`` (``registration`` on a
+        worker relay's entry, else ``siteAgentRegistrationOf(name)`` on the model context;
+        web/webmcp/shim.js ``recordRegistrations``), or ``None`` when there is none."""
+        number = ffi.field(raw, "registration")
+        if ffi.is_none(number):
+            lookup = ffi.field(self._mc, "siteAgentRegistrationOf")
+            if not callable(lookup):
+                return None
+            try:
+                number = lookup(name)
+            except Exception:  # noqa: BLE001 - a lookup that fails: count events instead
+                return None
+        if isinstance(number, bool) or not isinstance(number, int | float):
+            return None
+        return int(number) if number == int(number) and number > 0 else None
 
     def _read(self, raw: Any) -> RegisteredTool | None:
         # One attribute at a time: a Chrome 160 ``Tool`` cannot be serialized or cloned.
@@ -374,7 +395,12 @@ class ModelContextSource:
         listed: dict[str, _Listed] = {}
         for name, (tool, raw) in fresh.items():
             old = before.get(name)
-            if old is None or name in changed or renew_all:
+            number = self._numbers.get(name)
+            if number is not None:
+                # The loader numbered this registration: the key follows it exactly (a tool
+                # registered again gets a new number, one that stayed keeps its key).
+                key = f"{name}@{number}"
+            elif old is None or name in changed or renew_all:
                 key = f"{name}#{next(self._counter)}"
             else:
                 key = old.tool.key

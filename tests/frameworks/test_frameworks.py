@@ -111,3 +111,33 @@ def test_a_remount_keeps_one_python_one_listener_and_the_conversation(
     assert after["toolchangeListeners"] == before["toolchangeListeners"], (before, after)
     bakery.page.click("#move")  # and back, for the next test
     bakery.page.wait_for_selector("#side site-agent", state="attached")
+
+
+def test_a_card_whose_tool_stays_survives_a_route_change(bakery: Bakery, lane: str) -> None:
+    # The decision is bound to add_to_cart's registration and content, not to the route's tools.
+    bakery.ask("add a lemon tart to my cart")
+    card = bakery.card()
+    bakery.goto("orders")  # add_to_cart belongs to the app: still registered, unchanged
+    bakery.wait_tools(ORDERS)
+    assert card.is_visible(), bakery.log_text()
+    card.locator(".allow").click()
+    outcome = bakery.last_ask()
+    assert outcome["result"]["status"] == "answered", outcome
+    [result] = bakery.events("tool-result")
+    assert (result["call"]["name"], result["isError"]) == ("add_to_cart", False), result
+    bakery.page.wait_for_selector("#cart:text('Cart: 1')", timeout=3000)
+
+
+def test_a_card_whose_tool_is_gone_is_withdrawn_with_a_message(bakery: Bakery, lane: str) -> None:
+    # The route took the card's tool away: the card goes, and the visitor is told.
+    bakery.ask("bake a lemon special")
+    bakery.card()
+    bakery.goto("orders")  # bake_special belonged to the catalog route: unregistered
+    bakery.wait_tools(ORDERS)
+    bakery.page.locator("site-agent >> .card").wait_for(state="detached", timeout=5_000)
+    outcome = bakery.last_ask()
+    assert outcome["result"]["status"] == "answered", outcome
+    assert bakery.events("tool-result") == []  # nothing ran
+    [decision] = bakery.events("confirm-result")
+    assert decision["decision"]["allowed"] is False  # withdrawn: recorded as not allowed
+    assert "bake_special" in bakery.log_text()  # and the visitor is told which call went

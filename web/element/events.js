@@ -35,7 +35,10 @@ export function showEvent(panel, event, extra = {}) {
       const form = event.decision.allowed && formOf(event.call);
       if (!event.decision.allowed) {
         log.callOpen(event.call.id, false);
-        log.toolLine(event.call, panel.t('toolDenied', { tool }));
+        const withdrawn = event.decision.cause === 'withdrawn'; // the page took the tool away
+        const line = panel.t(withdrawn ? 'toolWithdrawn' : 'toolDenied', { tool });
+        log.toolLine(event.call, line);
+        if (withdrawn) panel.say(line);
       } else if (form) handOff(panel, event.call, form);
       else panel.say(panel.t('toolRunning', { tool }));
       break;

@@ -31,6 +31,7 @@ export const DEFAULT_STRINGS = {
   toolDone: '{tool}: done.',
   toolFailed: '{tool} did not work: {text}',
   toolDenied: 'Not done: {tool} was not allowed.',
+  toolWithdrawn: 'Not done: the page withdrew or changed {tool} while you were deciding.',
   toolNavigated: '{tool} opened another page.',
   stopped: 'Stopped.',
   incomplete: '(incomplete)',

@@ -34,6 +34,15 @@ function describe(tool) {
   return out;
 }
 
+function registrationOf(target, name) {
+  try {
+    const number = target.siteAgentRegistrationOf?.(name);
+    return Number.isSafeInteger(number) ? number : null;
+  } catch {
+    return null;
+  }
+}
+
 function staleError(name) {
   return new DOMException(
     `The page's tool ${JSON.stringify(name)} changed after this call was decided, so it was not run.`,
@@ -226,7 +235,11 @@ class AgentHost {
       // A <form toolname> without toolautosubmit ends when the visitor submits it: Python,
       // which has no document in the worker, waits for the visitor instead of the tool timeout.
       const waits = key === 'page' && formWaits(described.name);
-      out.push(waits ? { ...described, handle, waitsForVisitor: true } : { ...described, handle });
+      const entry = waits ? { ...described, handle, waitsForVisitor: true } : { ...described, handle };
+      // The loader's number for this registration (web/webmcp/shim.js recordRegistrations).
+      const registration = registrationOf(target, described.name);
+      if (registration !== null) entry.registration = registration;
+      out.push(entry);
     }
     // Keep the handles of the latest few listings of this source (a run lists, then checks).
     const recent = this.listings.get(key) ?? [];

@@ -149,16 +149,63 @@ function copy(value) {
  * Records the raw arguments of every later `registerTool` call on `mc` (native or shim) for
  * the page doctor (web/webmcp/doctor.js), in `globalThis[REGISTRATIONS]`: entries
  * `{name, title, description, inputSchema, annotations, topLevel, ok?, error?}`.
+ *
+ * It also numbers the registrations, so that the agent can tell a tool that stayed from one
+ * registered again with the same content (Chromium's `getTools()` gives fresh objects with no
+ * id, and its `toolchange` does not say which tool changed): `mc.siteAgentRegistrationOf(name)`
+ * is the number of the registration listed under `name` now, or null when it was registered
+ * before this ran or is gone (the agent then falls back to counting events; README, decision
+ * binding).
  */
 export function recordRegistrations(mc) {
   if (!mc || globalThis[REGISTRATIONS]) return;
   const records = [];
   const register = mc.registerTool;
+  const current = new Map(); // name -> number of the registration listed under it
+  let counter = 0;
   Object.defineProperty(globalThis, REGISTRATIONS, { value: records, configurable: true });
+  Object.defineProperty(mc, 'siteAgentRegistrationOf', {
+    configurable: true,
+    value: (name) => current.get(name) ?? null,
+  });
+  const numbered = (tool, options) => {
+    const name = typeof tool?.name === 'string' ? tool.name : null;
+    if (name === null) return () => {};
+    const number = ++counter;
+    const previous = current.get(name);
+    current.set(name, number);
+    const forget = () => { if (current.get(name) === number) current.delete(name); };
+    const signal = options?.signal;
+    if (signal?.aborted) forget();
+    else signal?.addEventListener?.('abort', forget, { once: true });
+    // Refused (a duplicate name, a bad schema): the earlier registration, if any, stays listed.
+    return () => {
+      if (current.get(name) !== number) return;
+      if (previous === undefined) current.delete(name);
+      else current.set(name, previous);
+    };
+  };
+  if (typeof mc.unregisterTool === 'function') {
+    const unregister = mc.unregisterTool;
+    Object.defineProperty(mc, 'unregisterTool', {
+      configurable: true,
+      writable: true,
+      value: function unregisterTool(name) {
+        current.delete(name);
+        return unregister.apply(this, arguments);
+      },
+    });
+  }
   Object.defineProperty(mc, 'registerTool', {
     configurable: true,
     writable: true,
     value: function registerTool(tool, options) {
+      let refused = () => {};
+      try {
+        refused = numbered(tool, options);
+      } catch {
+        // an odd descriptor: not numbered; the browser decides
+      }
       const record = {};
       for (const key of ['name', 'title', 'description', 'inputSchema', 'annotations']) {
         record[key] = copy(tool?.[key]);
@@ -166,10 +213,18 @@ export function recordRegistrations(mc) {
       // Hints given next to the descriptor's members instead of inside `annotations`.
       record.topLevel = Object.keys(tool ?? {}).filter((k) => /Hint$|^debugging$/.test(k));
       records.push(record);
-      return register.apply(this, arguments).then((value) => {
+      let pending;
+      try {
+        pending = Promise.resolve(register.apply(this, arguments));
+      } catch (error) {
+        refused();
+        throw error;
+      }
+      return pending.then((value) => {
         record.ok = true;
         return value;
       }, (error) => {
+        refused();
         record.error = `${error?.name ?? 'Error'}: ${error?.message ?? error}`;
         throw error;
       });
