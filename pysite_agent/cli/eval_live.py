@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -51,6 +51,7 @@ from pysite_agent.agent.evals import (
     leaves,
     load_eval_set,
     run_eval,
+    tool_definitions,
 )
 from pysite_agent.cli.doctor import FLAGS, default_chromium
 from pysite_agent.core.types import ModelAdapter
@@ -189,14 +190,22 @@ class LivePage:
     def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Runs a tool: ``{"ok": True, "result"}`` (a text that holds JSON read as that JSON;
         an MCP ``content`` result as its first text), else ``{"ok": False, "error",
-        "missing"?}``; a tool that reports a failure is ``ok: False`` too."""
+        "missing"?}``; a tool that reports a failure is ``ok: False`` too. A call that takes
+        the page to another document is ``{"ok": True, "result": None, "navigated": URL}``
+        once that document has loaded (its result is lost with the old document)."""
         try:
             out: dict[str, Any] = self.page.evaluate(
                 _CALL, [name, dict(arguments), self.call_timeout_ms]
             )
         except Exception as exc:  # noqa: BLE001 - the page went away, navigated or crashed
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            return {"ok": False, "error": f"the page failed: {first}"}
+            if "navigat" not in first:
+                return {"ok": False, "error": f"the page failed: {first}"}
+            # The call took the page to another document (a form tool's submission, a link):
+            # it ran; its result, if any, belonged to the document that is gone.
+            with suppress(Exception):  # a page that is gone fails the next call
+                self.page.wait_for_load_state("load", timeout=30_000)
+            return {"ok": True, "result": None, "navigated": self.page.url}
         if not out.get("ok"):
             return out
         result = _normalized(out.get("result"))
@@ -302,18 +311,22 @@ def run_live(
 ) -> EvalReport:
     """The eval of ``data`` (eval set v1 JSON) with ``model`` against the tools of ``url``.
 
-    The page's tools stand for the set's (a set-level ``tools`` is ignored); each case gets a
+    The page's tools stand for the set's (a set-level ``tools`` is ignored), listed again
+    before every model request (a page may register tools as it goes); each case gets a
     fresh page. Raises :class:`LivePageError` (the first page does not load or has no tools)
-    and :class:`~pysite_agent.agent.evals.EvalSetError` (the set names a tool the page lacks).
+    and :class:`~pysite_agent.agent.evals.EvalSetError` (the set is not eval set v1).
     """
     page = LivePage(browser, url, wait_ms=wait_ms, call_timeout_ms=call_timeout_ms)
     try:
-        eval_set = load_eval_set(_without_tools(data), tools=page.open())
+        eval_set = load_eval_set(_without_tools(data), tools=page.open(), check_tools=False)
         pump = _Pump()
 
         async def execute(name: str, arguments: dict[str, Any]) -> Any:
             out = await pump.on_page(lambda: page.call(name, arguments))
             return out["result"] if out["ok"] else {"error": out["error"]}
+
+        async def list_tools() -> tuple[dict[str, Any], ...]:
+            return tool_definitions(await pump.on_page(lambda: page.tools() or []))
 
         async def each_case() -> list[CaseResult]:
             results: list[CaseResult] = []
@@ -322,7 +335,12 @@ def run_live(
                     await pump.on_page(page.open)  # a fresh page for every case
                 one = EvalSet((case,), eval_set.instructions)
                 report = await run_eval(
-                    one, model, instructions=instructions, max_steps=max_steps, execute=execute
+                    one,
+                    model,
+                    instructions=instructions,
+                    max_steps=max_steps,
+                    execute=execute,
+                    list_tools=list_tools,
                 )
                 results += report.cases
             return results
@@ -431,11 +449,12 @@ def run_smoke(
     Raises:
         LivePageError: the page does not load or has no tools.
         EvalSetError: a case cannot be smoke-tested (a required call without an arguments
-            object, no sample for a constraint) or names a tool the page lacks.
+            object, no sample for a constraint). A tool the page lacks when its step comes
+            (after 5 s of waiting) is that case's ``error``.
     """
     page = LivePage(browser, url, wait_ms=wait_ms, call_timeout_ms=call_timeout_ms)
     try:
-        eval_set = load_eval_set(_without_tools(data), tools=page.open())
+        eval_set = load_eval_set(_without_tools(data), tools=page.open(), check_tools=False)
         plans = [(case, _steps(case)) for case in eval_set.cases]
         cases = []
         opened = True
