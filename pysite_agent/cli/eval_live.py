@@ -408,14 +408,25 @@ def _candidate(key: str, constraint: Mapping[str, Any]) -> Any:
     }.get(str(kind), "sample")
 
 
+def _class_sample(found: re.Match[str]) -> str:
+    body = found.group(1)
+    if body.startswith("^"):
+        return "a" if "a" not in body else "z"
+    return body[1] if body.startswith("\\") and len(body) > 1 else body[:1] or "a"
+
+
 def _pattern_sample(pattern: str) -> str:
+    """A text for a simple ``$pattern`` (literals, ``.*``, ``\\d``, ``\\s``, classes,
+    groups with ``|``, ``{n}``); :func:`sample_value` checks it matches."""
     text = re.sub(r"^\(\?[a-zA-Z]+\)", "", pattern)
-    text = text.replace("^", "").replace("$", "")
+    text = text.replace("^", "").replace("$", "") if "[^" not in text else text
     text = re.sub(r"\.[*+]\??", " ", text)
-    text = re.sub(r"\\d[+*]?|\[0-9\][+*]?", "1", text)
-    text = re.sub(r"\\s[+*]?", " ", text)
-    text = re.sub(r"\[\^?[^\]]*\][+*?]?", "a", text)
+    text = re.sub(r"\\d", "1", text)
+    text = re.sub(r"\\s", " ", text)
+    text = re.sub(r"\[([^\]]*)\]", _class_sample, text)
+    text = re.sub(r"\(\?:", "(", text)
     text = re.sub(r"\(([^()|]*)(\|[^()]*)?\)", r"\1", text)
+    text = re.sub(r"(.)\{(\d+)(,\d*)?\}", lambda m: m.group(1) * int(m.group(2)), text)
     text = re.sub(r"\\(.)", r"\1", text)
     text = re.sub(r"[?*+]", "", text)
     return text.strip() or "sample"

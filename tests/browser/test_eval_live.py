@@ -238,5 +238,7 @@ def test_sample_values_satisfy_their_constraints() -> None:
     assert sample_value("n", {"$gte": 4}) == 4
     assert len(sample_value("date", {"$type": "string"})) == 10  # tomorrow, ISO
     assert sample_value("x", [{"a": {"$contains": "tea"}}]) == [{"a": "tea"}]
+    assert sample_value("item", {"$pattern": "[Jj]acket"}) == "Jacket"
+    assert sample_value("code", {"$pattern": "^[A-Z]{3}-\\d{4}$"}) == "AAA-1111"
     with pytest.raises(ValueError, match="no sample value satisfies"):
-        sample_value("code", {"$pattern": "^[A-Z]{3}-\\d{4}$"})
+        sample_value("code", {"$pattern": "^a$", "$contains": "b"})
