@@ -88,9 +88,16 @@ _CALL = """async ([name, args, timeoutMs]) => {
   const tool = (await mc.getTools()).find((t) => String(t.name) === name);
   if (!tool) return { ok: false, missing: true, error: `tool "${name}" is not on the page` };
   let timer;
+  // A form tool without toolautosubmit waits for the visitor to submit: after a second it
+  // counts as "pending form submission" (as webmcp-evals' browser runs have it).
+  const form = [...document.querySelectorAll('form[toolname]')]
+    .find((f) => f.getAttribute('toolname') === name);
+  const waits = form !== undefined && !form.hasAttribute('toolautosubmit');
   const slow = new Promise((resolve) => {
-    const late = () => resolve({ ok: false, error: `no result in ${timeoutMs} ms` });
-    timer = setTimeout(late, timeoutMs);
+    const late = () => resolve(waits
+      ? { ok: true, result: 'pending form submission' }
+      : { ok: false, error: `no result in ${timeoutMs} ms` });
+    timer = setTimeout(late, waits ? 1000 : timeoutMs);
   });
   const run = (async () => {
     try {
@@ -190,7 +197,9 @@ class LivePage:
     def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Runs a tool: ``{"ok": True, "result"}`` (a text that holds JSON read as that JSON;
         an MCP ``content`` result as its first text), else ``{"ok": False, "error",
-        "missing"?}``; a tool that reports a failure is ``ok: False`` too. A call that takes
+        "missing"?}``; a tool that reports a failure is ``ok: False`` too. A ``<form toolname>``
+        tool without ``toolautosubmit`` that has no result after a second (it waits for the
+        visitor) returns ``"pending form submission"``, as webmcp-evals does. A call that takes
         the page to another document is ``{"ok": True, "result": None, "navigated": URL}``
         once that document has loaded (its result is lost with the old document)."""
         try:

@@ -216,6 +216,28 @@ def test_a_tool_the_page_lacks_is_an_error_when_its_step_comes(
     assert 'ERROR  refund  (1 calls): step 1 (refund): tool "refund" is not on the page' in out
 
 
+def test_a_form_tool_that_waits_for_the_visitor_is_pending(
+    browser: Any, http_server: Any, lane: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The shop's feedback form has no toolautosubmit: the visitor still clicks Send.
+    expected = [
+        {
+            "functionName": "send_feedback",
+            "arguments": {"message": "Lovely mugs"},
+            "result": "pending form submission",
+        }
+    ]
+    cases = tmp_path / "cases.json"
+    cases.write_text(
+        json.dumps(
+            [{"name": "feedback", "messages": user("say thanks"), "expectedCall": expected}]
+        ),
+        encoding="utf-8",
+    )
+    assert cli(browser, lane, str(cases), "--url", http_server.url(SHOP), "--smoke") == 0
+    assert "PASS   feedback  (1 calls)" in capsys.readouterr().out
+
+
 def test_the_page_lists_its_tools_in_either_lane(browser: Any, http_server: Any, lane: str) -> None:
     page = LivePage(browser, http_server.url(SHOP))
     try:
