@@ -548,3 +548,17 @@ def test_a_live_page_lists_its_tools_before_every_request() -> None:
     ]
     (only,) = report.to_json()["cases"]
     assert only["outcome"] == "pass" and only["trajectory"][0]["result"] == {"opened": True}
+
+
+def test_a_page_that_fails_ends_its_case_with_page_error() -> None:
+    from pysite_agent.agent.evals import PageError
+
+    async def execute(name: str, arguments: dict[str, Any]) -> Any:
+        raise PageError("the page failed: Target closed")
+
+    data = {"tools": TOOLS, "cases": [case("pay", ("checkout", {})), case("hello")]}
+    report = run(sa.run_eval(data, Scripted(tool("checkout"), ANSWER), execute=execute))
+    paid, hello = report.to_json()["cases"]
+    assert paid["outcome"] == "error" and paid["stopped"] == "error"
+    assert paid["error"] == {"code": "page-error", "message": "the page failed: Target closed"}
+    assert hello["outcome"] == "pass"  # the next case runs

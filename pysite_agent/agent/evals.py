@@ -113,6 +113,7 @@ __all__ = [
     "EvalSetError",
     "Execute",
     "ListTools",
+    "PageError",
     "arguments_match",
     "key_score",
     "leaves",
@@ -130,6 +131,11 @@ DEFAULT_MAX_STEPS = 6
 
 class EvalSetError(ValueError):
     """A case set that does not follow eval set v1; the message says where."""
+
+
+class PageError(RuntimeError):
+    """A live page's tools could not be listed or run (raised by :data:`Execute` or
+    :data:`ListTools`); the case ends with the error code ``page-error``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -616,6 +622,8 @@ async def run_eval(
             result.error = {"code": exc.code, "message": exc.message}
         except ExpectedCallError as exc:
             result.error = {"code": "eval-set", "message": str(exc)}
+        except PageError as exc:
+            result.error = {"code": "page-error", "message": str(exc)}
         except Exception as exc:  # noqa: BLE001 - a failing model fails its case, not the run
             result.error = {"code": "model-error", "message": f"{type(exc).__name__}: {exc}"}
         if result.error is not None:

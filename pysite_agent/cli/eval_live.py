@@ -48,6 +48,7 @@ from pysite_agent.agent.evals import (
     EvalCase,
     EvalSet,
     EvalSetError,
+    PageError,
     leaves,
     load_eval_set,
     run_eval,
@@ -179,7 +180,10 @@ class LivePage:
             raise LivePageError(f"could not load {self.url}: HTTP {response.status}")
         deadline = time.monotonic() + self.wait_ms / 1000
         while True:
-            tools = self.tools()
+            try:
+                tools = self.tools()
+            except PageError as exc:
+                raise LivePageError(f"{self.url}: {exc}") from None
             if tools or time.monotonic() >= deadline:
                 break
             self.page.wait_for_timeout(100)
@@ -190,9 +194,23 @@ class LivePage:
         return tools
 
     def tools(self) -> list[dict[str, Any]] | None:
-        """The page's tools now (``None``: the page has no ``document.modelContext``)."""
-        listed: list[dict[str, Any]] | None = self.page.evaluate(_LIST)
-        return listed
+        """The page's tools now (``None``: the page has no ``document.modelContext``); while
+        the page moves to another document, those of the next one.
+
+        Raises:
+            PageError: the page cannot be read (it crashed, or keeps navigating).
+        """
+        for attempt in range(3):
+            try:
+                listed: list[dict[str, Any]] | None = self.page.evaluate(_LIST)
+                return listed
+            except Exception as exc:  # noqa: BLE001 - one readable line
+                first = _first_line(exc)
+                if "navigat" not in first or attempt == 2:
+                    raise PageError(f"the page's tools could not be listed: {first}") from None
+                with suppress(Exception):  # a page that is gone fails the next attempt
+                    self.page.wait_for_load_state("load", timeout=30_000)
+        return None  # pragma: no cover - the loop returns or raises
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Runs a tool: ``{"ok": True, "result"}`` (a text that holds JSON read as that JSON;
@@ -207,7 +225,7 @@ class LivePage:
                 _CALL, [name, dict(arguments), self.call_timeout_ms]
             )
         except Exception as exc:  # noqa: BLE001 - the page went away, navigated or crashed
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            first = _first_line(exc)
             if "navigat" not in first:
                 return {"ok": False, "error": f"the page failed: {first}"}
             # The call took the page to another document (a form tool's submission, a link):
@@ -229,6 +247,11 @@ class LivePage:
                 self.context.close()
             finally:
                 self.context = self.page = None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _normalized(result: Any) -> Any:
