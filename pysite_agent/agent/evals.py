@@ -336,8 +336,10 @@ def load_eval_set(data: Any, *, tools: Any = None, check_tools: bool = True) -> 
 
     Raises:
         EvalSetError: anything that does not follow eval set v1 (the message says where), a
-            case that names an expected tool that is not among its tools, or no tools at all.
+            case that names an expected tool that is not among its tools, no tools at all, or
+            nesting deeper than :data:`MAX_DEPTH` levels.
     """
+    _check_depth(data)
     if isinstance(data, list):
         data = {"cases": data}
     if not isinstance(data, Mapping):
@@ -374,6 +376,23 @@ def load_eval_set(data: Any, *, tools: Any = None, check_tools: bool = True) -> 
                 raise
             raise EvalSetError(f"case {name!r}: {exc}") from None
     return EvalSet(tuple(cases), instructions)
+
+
+MAX_DEPTH = 100
+"""Levels of nesting a case set may have (objects and lists); deeper is refused before any
+recursive step could overflow the stack (in Pyodide that kills the interpreter)."""
+
+
+def _check_depth(data: Any) -> None:
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise EvalSetError(f"the case set is nested too deeply (more than {MAX_DEPTH} levels)")
+        if isinstance(value, Mapping):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, depth + 1) for v in value)
 
 
 def _names(keys: frozenset[str]) -> str:
