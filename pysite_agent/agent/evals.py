@@ -500,7 +500,7 @@ class _Results:
             if self.used[i] or call.name != name:
                 continue
             self.used[i] = True
-            if call.mock_output is not None:
+            if call.has_mock_output:  # a given null too (webmcp-evals' MockResolver)
                 return call.mock_output
             return _json_or_text(self.recorded[i]) if i < len(self.recorded) else DEFAULT_RESULT
         return DEFAULT_RESULT
