@@ -520,3 +520,45 @@ def test_the_command_refuses_a_proxy_url_it_cannot_reach(
         assert main(["eval", str(DEMO_SET), "--proxy", url]) == 2
         captured = capsys.readouterr()
         assert "--proxy" in captured.err and "total (" not in captured.out
+
+
+def test_a_live_page_lists_its_tools_before_every_request() -> None:
+    # A page may register tools as it goes (webmcp-evals' doors demo): the expected tool need
+    # not be there when the set loads, and each request carries the tools of that moment.
+    data = {"cases": [case("open, then talk", ("open_door", {}), ("talk", {}))]}
+    with pytest.raises(sa.EvalSetError, match="'talk' is not among"):
+        sa.load_eval_set(data, tools=[{"name": "open_door", "description": "d"}])
+    eval_set = sa.load_eval_set(
+        data, tools=[{"name": "open_door", "description": "d"}], check_tools=False
+    )
+    listings = iter([["open_door"], ["talk"], ["talk"]])
+
+    async def list_tools() -> list[dict[str, Any]]:
+        return [{"name": n, "description": n} for n in next(listings)]
+
+    async def execute(name: str, arguments: dict[str, Any]) -> Any:
+        return {"opened": True} if name == "open_door" else "Hello."
+
+    model = Scripted(tool("open_door"), tool("talk"), ANSWER)
+    report = run(sa.run_eval(eval_set, model, execute=execute, list_tools=list_tools))
+    assert [[t["name"] for t in r.tools] for r in model.requests] == [
+        ["open_door"],
+        ["talk"],
+        ["talk"],
+    ]
+    (only,) = report.to_json()["cases"]
+    assert only["outcome"] == "pass" and only["trajectory"][0]["result"] == {"opened": True}
+
+
+def test_a_page_that_fails_ends_its_case_with_page_error() -> None:
+    from pysite_agent.agent.evals import PageError
+
+    async def execute(name: str, arguments: dict[str, Any]) -> Any:
+        raise PageError("the page failed: Target closed")
+
+    data = {"tools": TOOLS, "cases": [case("pay", ("checkout", {})), case("hello")]}
+    report = run(sa.run_eval(data, Scripted(tool("checkout"), ANSWER), execute=execute))
+    paid, hello = report.to_json()["cases"]
+    assert paid["outcome"] == "error" and paid["stopped"] == "error"
+    assert paid["error"] == {"code": "page-error", "message": "the page failed: Target closed"}
+    assert hello["outcome"] == "pass"  # the next case runs

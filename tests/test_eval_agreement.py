@@ -316,6 +316,20 @@ def test_a_local_run_returns_mock_output_and_judges_results_against_it() -> None
     assert case["outcome"] == "pass"
     assert model.requests[-1].messages[-1]["content"] == '{"ready": true}'
     assert model.requests[1].messages[-1]["content"] == "ok"
+    # mockOutput null is returned as null (only a missing mockOutput falls back).
+    data = {
+        **SET,
+        "cases": [
+            {
+                **CASES[6],
+                "name": "n",
+                "expectedCall": [{"functionName": "get_cart", "mockOutput": None, "result": None}],
+            }
+        ],
+    }
+    model = Behaviour([call("get_cart")])
+    (case,) = run(run_eval(data, model)).to_json()["cases"]
+    assert case["outcome"] == "pass" and model.requests[1].messages[-1]["content"] == "null"
     # A result constraint is judged on what the call returned: here the recorded result.
     cart = {**CASES[5], "results": [], "expectedCall": CASES[5]["expectedCall"]}
     for recorded, verdict in [('{"added": true, "id": 1}', "pass"), ("failed", "fail")]:

@@ -98,3 +98,82 @@ def test_bad_patterns_are_clear_errors():
         match_argument({"$pattern": "(?x)a"}, "a")
     with pytest.raises(ExpectedCallError, match="not a regular expression"):
         match_argument({"$pattern": "("}, "a")
+
+
+def _calls(*spec: tuple[str, dict[str, object]]) -> list[dict[str, object]]:
+    return [{"name": n, "arguments": a} for n, a in spec]
+
+
+@pytest.mark.parametrize(
+    ("expected", "calls", "verdict"),
+    [
+        # An optional call that does not match is skipped; the next node gets the call.
+        (
+            [{"functionName": "a", "optional": True, "arguments": {"x": 1}}, {"functionName": "a"}],
+            _calls(("a", {"x": 2})),
+            True,
+        ),
+        # Greedy, as upstream: an optional call that matches takes the call from a later one.
+        (
+            [
+                {"functionName": "a", "optional": True, "arguments": {}},
+                {"functionName": "a", "arguments": {"x": 1}},
+            ],
+            _calls(("a", {"x": 1})),
+            False,
+        ),
+        # Two calls of one tool in an unordered group, either way round.
+        (
+            [{"unordered": [{"functionName": "a", "arguments": {"x": 1}}, {"functionName": "a"}]}],
+            _calls(("a", {"x": 1}), ("a", {"x": 2})),
+            True,
+        ),
+        (
+            [{"unordered": [{"functionName": "a"}, {"functionName": "a", "arguments": {"x": 1}}]}],
+            _calls(("a", {"x": 1}), ("a", {"x": 2})),
+            True,
+        ),
+        (
+            [{"unordered": [{"functionName": "a"}, {"functionName": "b", "optional": True}]}],
+            _calls(("a", {})),
+            True,
+        ),
+        # A nested ordered group is not split by another call of the unordered group.
+        (
+            [
+                {
+                    "unordered": [
+                        {"functionName": "a"},
+                        {"ordered": [{"functionName": "b"}, {"functionName": "c"}]},
+                    ]
+                }
+            ],
+            _calls(("b", {}), ("a", {}), ("c", {})),
+            False,
+        ),
+        (
+            [{"functionName": "a", "arguments": {"n": {"$gt": 1}}}],
+            _calls(("a", {"n": True})),
+            False,
+        ),
+        ([{"functionName": "a", "arguments": {"v": None}}], _calls(("a", {"v": None})), True),
+        ([{"functionName": "a", "arguments": {"l": []}}], _calls(("a", {"l": [1]})), False),
+        ([{"functionName": "a", "arguments": {"o": {}}}], _calls(("a", {"o": {"k": 1}})), True),
+        (
+            [{"functionName": "a", "result": None}],
+            [{"name": "a", "arguments": {}, "result": None}],
+            True,
+        ),
+        (
+            [{"functionName": "a", "result": {"$type": "object"}}],
+            [{"name": "a", "arguments": {}, "result": []}],
+            False,
+        ),
+    ],
+)
+def test_edge_cases_get_upstreams_verdicts(
+    expected: list[dict[str, object]], calls: list[dict[str, object]], verdict: bool
+) -> None:
+    """Each verdict here was confirmed against upstream's own ``evaluateExecutionTrajectory``
+    (webmcp-evals/src/utils.ts) run on the same input."""
+    assert judge(parse_expected(expected, "x"), calls) is verdict

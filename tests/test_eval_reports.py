@@ -167,3 +167,21 @@ def test_bad_options_are_refused_before_running(
 ) -> None:
     assert main(["eval", str(DEMO_SET), *option]) == 2
     assert words in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("option", "words"),
+    [
+        (["--smoke"], "--smoke runs against a live page: give --url too"),
+        (["--url", "http://127.0.0.1:9/", "--smoke", "--custom", "m:f"], "--smoke uses no model"),
+        (["--url", "http://127.0.0.1:9/", "--tools", "t.json"], "--url uses the page's own tools"),
+        (["--url", "file:///etc/hostname"], "--url wants an http(s) page"),
+        (["--url", "http://127.0.0.1:9/", "--wait-ms", "-1"], "--wait-ms wants a whole number"),
+    ],
+)
+def test_live_options_are_refused_before_a_browser_starts(
+    option: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", str(DEMO_SET), *option]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and words in err, err

@@ -48,7 +48,8 @@ class ExpectedCallError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One expected call; ``arguments``/``result`` ``None`` mean "any"."""
+    """One expected call; ``arguments`` ``None`` means "any"; ``has_result`` and
+    ``has_mock_output`` tell a given ``null`` from a key left out."""
 
     name: str
     arguments: Any = None
@@ -56,6 +57,7 @@ class Call:
     has_result: bool = False
     mock_output: Any = None
     optional: bool = False
+    has_mock_output: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +112,13 @@ def _node(raw: Any, where: str) -> Node:
     if not isinstance(optional, bool):
         raise ExpectedCallError(f"{where}: 'optional' must be true or false")
     return Call(
-        name, arguments, raw.get("result"), "result" in raw, raw.get("mockOutput"), optional
+        name,
+        arguments,
+        raw.get("result"),
+        "result" in raw,
+        raw.get("mockOutput"),
+        optional,
+        "mockOutput" in raw,
     )
 
 

@@ -78,7 +78,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,11 +112,14 @@ __all__ = [
     "EvalSet",
     "EvalSetError",
     "Execute",
+    "ListTools",
+    "PageError",
     "arguments_match",
     "key_score",
     "leaves",
     "load_eval_set",
     "run_eval",
+    "tool_definitions",
 ]
 
 DEFAULT_RESULT = "ok"
@@ -128,6 +131,11 @@ DEFAULT_MAX_STEPS = 6
 
 class EvalSetError(ValueError):
     """A case set that does not follow eval set v1; the message says where."""
+
+
+class PageError(RuntimeError):
+    """A live page's tools could not be listed or run (raised by :data:`Execute` or
+    :data:`ListTools`); the case ends with the error code ``page-error``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +182,16 @@ def _tool(raw: Any, where: str) -> dict[str, Any]:
         annotations=annotations if isinstance(annotations, Mapping) else None,
     )
     return tool.to_definition()
+
+
+def tool_definitions(raw: Any) -> tuple[dict[str, Any], ...]:
+    """Tools as the model sees them (protocol v1 definitions) from a list of
+    ``{name, description, inputSchema?, title?, annotations?}`` or ``{"tools": [...]}``.
+
+    Raises:
+        EvalSetError: a tool without a name, a bad ``inputSchema``, or names not unique.
+    """
+    return _tools(raw, "tools")
 
 
 def _tools(raw: Any, where: str) -> tuple[dict[str, Any], ...]:
@@ -306,17 +324,22 @@ def leaves(nodes: tuple[Node, ...]) -> tuple[Call, ...]:
     return tuple(call for _, call in _leaves_at(nodes, ""))
 
 
-def load_eval_set(data: Any, *, tools: Any = None) -> EvalSet:
+def load_eval_set(data: Any, *, tools: Any = None, check_tools: bool = True) -> EvalSet:
     """Parse a case set (JSON data, see the module docstring).
 
     Args:
         data: ``{"tools", "cases", "instructions"?, "version"?}``, or a bare list of cases.
         tools: the page's tools when ``data`` has none (a list, or ``{"tools": [...]}``).
+        check_tools: refuse an expected tool that is not among the case's tools (off for a
+            live page, whose tools may appear only after a call, as on webmcp-evals' doors
+            demo).
 
     Raises:
         EvalSetError: anything that does not follow eval set v1 (the message says where), a
-            case that names an expected tool that is not among its tools, or no tools at all.
+            case that names an expected tool that is not among its tools, no tools at all, or
+            nesting deeper than :data:`MAX_DEPTH` levels.
     """
+    _check_depth(data)
     if isinstance(data, list):
         data = {"cases": data}
     if not isinstance(data, Mapping):
@@ -347,7 +370,7 @@ def load_eval_set(data: Any, *, tools: Any = None) -> EvalSet:
         given = raw.get("name")
         name = given if isinstance(given, str) and given else f"case {i + 1}"
         try:
-            cases.append(_case(raw, where, name, shared))
+            cases.append(_case(raw, where, name, shared, check_tools))
         except EvalSetError as exc:
             if name is not given:
                 raise
@@ -355,12 +378,33 @@ def load_eval_set(data: Any, *, tools: Any = None) -> EvalSet:
     return EvalSet(tuple(cases), instructions)
 
 
+MAX_DEPTH = 100
+"""Levels of nesting a case set may have (objects and lists); deeper is refused before any
+recursive step could overflow the stack (in Pyodide that kills the interpreter)."""
+
+
+def _check_depth(data: Any) -> None:
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise EvalSetError(f"the case set is nested too deeply (more than {MAX_DEPTH} levels)")
+        if isinstance(value, Mapping):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, depth + 1) for v in value)
+
+
 def _names(keys: frozenset[str]) -> str:
     return ", ".join(sorted(keys))
 
 
 def _case(
-    raw: Mapping[str, Any], where: str, name: str, shared: tuple[dict[str, Any], ...] | None
+    raw: Mapping[str, Any],
+    where: str,
+    name: str,
+    shared: tuple[dict[str, Any], ...] | None,
+    check_tools: bool,
 ) -> EvalCase:
     unknown = sorted(str(k) for k in set(raw) - _CASE_KEYS)
     if unknown:
@@ -375,7 +419,7 @@ def _case(
     messages = _messages(raw.get("messages", raw.get("message")), f"{where}.messages")
     expected = _expected(raw.get("expectedCall"), f"{where}.expectedCall")
     names = {t["name"] for t in case_tools}
-    for call in leaves(expected):
+    for call in leaves(expected) if check_tools else ():
         if call.name not in names:
             raise EvalSetError(f"{where}: expected tool {call.name!r} is not among its tools")
     results = raw.get("results", [])
@@ -436,6 +480,10 @@ Execute = Callable[[str, dict[str, Any]], Awaitable[Any]]
 JSON value; a text that holds JSON is read as that JSON, as webmcp-evals does)."""
 
 
+ListTools = Callable[[], Awaitable[Sequence[dict[str, Any]]]]
+"""Lists a live page's tools now, as protocol v1 definitions (:func:`tool_definitions`)."""
+
+
 class _Results:
     """What a call returns in a local run: the ``mockOutput`` of the first expected call of
     that name not yet used (webmcp-evals' ``MockResolver``, by name only, groups flattened),
@@ -452,7 +500,7 @@ class _Results:
             if self.used[i] or call.name != name:
                 continue
             self.used[i] = True
-            if call.mock_output is not None:
+            if call.has_mock_output:  # a given null too (webmcp-evals' MockResolver)
                 return call.mock_output
             return _json_or_text(self.recorded[i]) if i < len(self.recorded) else DEFAULT_RESULT
         return DEFAULT_RESULT
@@ -498,12 +546,14 @@ async def _trajectory(
     *,
     max_steps: int,
     execute: Execute | None,
+    list_tools: ListTools | None,
     signal: AbortSignal | None,
 ) -> None:
     messages = [dict(m) for m in case.messages]
     local = _Results(case)
     for index in range(max_steps):
-        request = ModelRequest(system, list(messages), list(case.tools), signal=signal)
+        tools = list(case.tools) if list_tools is None else list(await list_tools())
+        request = ModelRequest(system, list(messages), tools, signal=signal)
         reply = await _step(model, request, signal)
         if reply.get("type") != "tool":
             result.trajectory.append({"type": "answer", "text": str(reply.get("text", ""))})
@@ -531,6 +581,7 @@ async def run_eval(
     instructions: str | None = None,
     max_steps: int = DEFAULT_MAX_STEPS,
     execute: Execute | None = None,
+    list_tools: ListTools | None = None,
     signal: AbortSignal | None = None,
 ) -> EvalReport:
     """Run every case against ``model`` as a trajectory and judge it.
@@ -549,6 +600,8 @@ async def run_eval(
         max_steps: model requests per case, at least 1.
         execute: runs the tools on a live page (:data:`Execute`); without it no tool runs and
             each call returns its ``mockOutput``, its recorded result or ``"ok"``.
+        list_tools: the page's tools before each request (:data:`ListTools`), for a page
+            whose tools change as it goes; without it, each case's tools.
         signal: aborts the run between and during model calls.
 
     Returns:
@@ -572,7 +625,14 @@ async def run_eval(
         started = monotonic_ms()
         try:
             await _trajectory(
-                case, model, system, result, max_steps=max_steps, execute=execute, signal=signal
+                case,
+                model,
+                system,
+                result,
+                max_steps=max_steps,
+                execute=execute,
+                list_tools=list_tools,
+                signal=signal,
             )
             result.passed = judge(case.expected, _calls(result.trajectory))
         except (AbortedError, asyncio.CancelledError):
@@ -581,6 +641,8 @@ async def run_eval(
             result.error = {"code": exc.code, "message": exc.message}
         except ExpectedCallError as exc:
             result.error = {"code": "eval-set", "message": str(exc)}
+        except PageError as exc:
+            result.error = {"code": "page-error", "message": str(exc)}
         except Exception as exc:  # noqa: BLE001 - a failing model fails its case, not the run
             result.error = {"code": "model-error", "message": f"{type(exc).__name__}: {exc}"}
         if result.error is not None:

@@ -254,6 +254,8 @@ def _read_json(path: str, what: str) -> Any:
         raise SystemExit(f"{what}: {exc}") from None
     except ValueError as exc:
         raise SystemExit(f"{what} {path} is not JSON: {exc}") from None
+    except RecursionError:
+        raise SystemExit(f"{what} {path} is nested too deeply to read") from None
 
 
 def _write(option: str, path: str, text: str) -> bool:

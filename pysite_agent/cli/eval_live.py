@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -48,9 +48,11 @@ from pysite_agent.agent.evals import (
     EvalCase,
     EvalSet,
     EvalSetError,
+    PageError,
     leaves,
     load_eval_set,
     run_eval,
+    tool_definitions,
 )
 from pysite_agent.cli.doctor import FLAGS, default_chromium
 from pysite_agent.core.types import ModelAdapter
@@ -87,9 +89,16 @@ _CALL = """async ([name, args, timeoutMs]) => {
   const tool = (await mc.getTools()).find((t) => String(t.name) === name);
   if (!tool) return { ok: false, missing: true, error: `tool "${name}" is not on the page` };
   let timer;
+  // A form tool without toolautosubmit waits for the visitor to submit: after a second it
+  // counts as "pending form submission" (as webmcp-evals' browser runs have it).
+  const form = [...document.querySelectorAll('form[toolname]')]
+    .find((f) => f.getAttribute('toolname') === name);
+  const waits = form !== undefined && !form.hasAttribute('toolautosubmit');
   const slow = new Promise((resolve) => {
-    const late = () => resolve({ ok: false, error: `no result in ${timeoutMs} ms` });
-    timer = setTimeout(late, timeoutMs);
+    const late = () => resolve(waits
+      ? { ok: true, result: 'pending form submission' }
+      : { ok: false, error: `no result in ${timeoutMs} ms` });
+    timer = setTimeout(late, waits ? 1000 : timeoutMs);
   });
   const run = (async () => {
     try {
@@ -171,7 +180,10 @@ class LivePage:
             raise LivePageError(f"could not load {self.url}: HTTP {response.status}")
         deadline = time.monotonic() + self.wait_ms / 1000
         while True:
-            tools = self.tools()
+            try:
+                tools = self.tools()
+            except PageError as exc:
+                raise LivePageError(f"{self.url}: {exc}") from None
             if tools or time.monotonic() >= deadline:
                 break
             self.page.wait_for_timeout(100)
@@ -182,21 +194,45 @@ class LivePage:
         return tools
 
     def tools(self) -> list[dict[str, Any]] | None:
-        """The page's tools now (``None``: the page has no ``document.modelContext``)."""
-        listed: list[dict[str, Any]] | None = self.page.evaluate(_LIST)
-        return listed
+        """The page's tools now (``None``: the page has no ``document.modelContext``); while
+        the page moves to another document, those of the next one.
+
+        Raises:
+            PageError: the page cannot be read (it crashed, or keeps navigating).
+        """
+        for attempt in range(3):
+            try:
+                listed: list[dict[str, Any]] | None = self.page.evaluate(_LIST)
+                return listed
+            except Exception as exc:  # noqa: BLE001 - one readable line
+                first = _first_line(exc)
+                if "navigat" not in first or attempt == 2:
+                    raise PageError(f"the page's tools could not be listed: {first}") from None
+                with suppress(Exception):  # a page that is gone fails the next attempt
+                    self.page.wait_for_load_state("load", timeout=30_000)
+        return None  # pragma: no cover - the loop returns or raises
 
     def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Runs a tool: ``{"ok": True, "result"}`` (a text that holds JSON read as that JSON;
         an MCP ``content`` result as its first text), else ``{"ok": False, "error",
-        "missing"?}``; a tool that reports a failure is ``ok: False`` too."""
+        "missing"?}``; a tool that reports a failure is ``ok: False`` too. A ``<form toolname>``
+        tool without ``toolautosubmit`` that has no result after a second (it waits for the
+        visitor) returns ``"pending form submission"``, as webmcp-evals does. A call that takes
+        the page to another document is ``{"ok": True, "result": None, "navigated": URL}``
+        once that document has loaded (its result is lost with the old document)."""
         try:
             out: dict[str, Any] = self.page.evaluate(
                 _CALL, [name, dict(arguments), self.call_timeout_ms]
             )
         except Exception as exc:  # noqa: BLE001 - the page went away, navigated or crashed
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            return {"ok": False, "error": f"the page failed: {first}"}
+            first = _first_line(exc)
+            if "navigat" not in first:
+                return {"ok": False, "error": f"the page failed: {first}"}
+            # The call took the page to another document (a form tool's submission, a link):
+            # it ran; its result, if any, belonged to the document that is gone.
+            with suppress(Exception):  # a page that is gone fails the next call
+                self.page.wait_for_load_state("load", timeout=30_000)
+            return {"ok": True, "result": None, "navigated": self.page.url}
         if not out.get("ok"):
             return out
         result = _normalized(out.get("result"))
@@ -211,6 +247,11 @@ class LivePage:
                 self.context.close()
             finally:
                 self.context = self.page = None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _normalized(result: Any) -> Any:
@@ -302,18 +343,22 @@ def run_live(
 ) -> EvalReport:
     """The eval of ``data`` (eval set v1 JSON) with ``model`` against the tools of ``url``.
 
-    The page's tools stand for the set's (a set-level ``tools`` is ignored); each case gets a
+    The page's tools stand for the set's (a set-level ``tools`` is ignored), listed again
+    before every model request (a page may register tools as it goes); each case gets a
     fresh page. Raises :class:`LivePageError` (the first page does not load or has no tools)
-    and :class:`~pysite_agent.agent.evals.EvalSetError` (the set names a tool the page lacks).
+    and :class:`~pysite_agent.agent.evals.EvalSetError` (the set is not eval set v1).
     """
     page = LivePage(browser, url, wait_ms=wait_ms, call_timeout_ms=call_timeout_ms)
     try:
-        eval_set = load_eval_set(_without_tools(data), tools=page.open())
+        eval_set = load_eval_set(_without_tools(data), tools=page.open(), check_tools=False)
         pump = _Pump()
 
         async def execute(name: str, arguments: dict[str, Any]) -> Any:
             out = await pump.on_page(lambda: page.call(name, arguments))
             return out["result"] if out["ok"] else {"error": out["error"]}
+
+        async def list_tools() -> tuple[dict[str, Any], ...]:
+            return tool_definitions(await pump.on_page(lambda: page.tools() or []))
 
         async def each_case() -> list[CaseResult]:
             results: list[CaseResult] = []
@@ -322,7 +367,12 @@ def run_live(
                     await pump.on_page(page.open)  # a fresh page for every case
                 one = EvalSet((case,), eval_set.instructions)
                 report = await run_eval(
-                    one, model, instructions=instructions, max_steps=max_steps, execute=execute
+                    one,
+                    model,
+                    instructions=instructions,
+                    max_steps=max_steps,
+                    execute=execute,
+                    list_tools=list_tools,
                 )
                 results += report.cases
             return results
@@ -390,14 +440,25 @@ def _candidate(key: str, constraint: Mapping[str, Any]) -> Any:
     }.get(str(kind), "sample")
 
 
+def _class_sample(found: re.Match[str]) -> str:
+    body = found.group(1)
+    if body.startswith("^"):
+        return "a" if "a" not in body else "z"
+    return body[1] if body.startswith("\\") and len(body) > 1 else body[:1] or "a"
+
+
 def _pattern_sample(pattern: str) -> str:
+    """A text for a simple ``$pattern`` (literals, ``.*``, ``\\d``, ``\\s``, classes,
+    groups with ``|``, ``{n}``); :func:`sample_value` checks it matches."""
     text = re.sub(r"^\(\?[a-zA-Z]+\)", "", pattern)
-    text = text.replace("^", "").replace("$", "")
+    text = text.replace("^", "").replace("$", "") if "[^" not in text else text
     text = re.sub(r"\.[*+]\??", " ", text)
-    text = re.sub(r"\\d[+*]?|\[0-9\][+*]?", "1", text)
-    text = re.sub(r"\\s[+*]?", " ", text)
-    text = re.sub(r"\[\^?[^\]]*\][+*?]?", "a", text)
+    text = re.sub(r"\\d", "1", text)
+    text = re.sub(r"\\s", " ", text)
+    text = re.sub(r"\[([^\]]*)\]", _class_sample, text)
+    text = re.sub(r"\(\?:", "(", text)
     text = re.sub(r"\(([^()|]*)(\|[^()]*)?\)", r"\1", text)
+    text = re.sub(r"(.)\{(\d+)(,\d*)?\}", lambda m: m.group(1) * int(m.group(2)), text)
     text = re.sub(r"\\(.)", r"\1", text)
     text = re.sub(r"[?*+]", "", text)
     return text.strip() or "sample"
@@ -431,11 +492,12 @@ def run_smoke(
     Raises:
         LivePageError: the page does not load or has no tools.
         EvalSetError: a case cannot be smoke-tested (a required call without an arguments
-            object, no sample for a constraint) or names a tool the page lacks.
+            object, no sample for a constraint). A tool the page lacks when its step comes
+            (after 5 s of waiting) is that case's ``error``.
     """
     page = LivePage(browser, url, wait_ms=wait_ms, call_timeout_ms=call_timeout_ms)
     try:
-        eval_set = load_eval_set(_without_tools(data), tools=page.open())
+        eval_set = load_eval_set(_without_tools(data), tools=page.open(), check_tools=False)
         plans = [(case, _steps(case)) for case in eval_set.cases]
         cases = []
         opened = True
