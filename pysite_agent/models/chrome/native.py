@@ -16,6 +16,7 @@ from typing import Any
 
 from pysite_agent import ffi
 from pysite_agent.core.errors import SiteAgentError
+from pysite_agent.core.wire import not_empty
 from pysite_agent.models.chrome.prompt import MIN_BLOCK_CHARS, PromptPlan, cut, render_message
 from pysite_agent.models.chrome.schema import constraint_schema, strip_nulls
 
@@ -182,7 +183,7 @@ class NativeReply:
             SiteAgentError: ``bad-reply`` when the first call has no name.
         """
         if not self._calls:
-            return {"type": "answer", "text": "".join(self._texts)}
+            return not_empty({"type": "answer", "text": "".join(self._texts)}, "Chrome's model")
         first = self._calls[0]
         name = ffi.field(first, "name")
         arguments = ffi.json_to_py(ffi.field(first, "arguments"))
