@@ -206,3 +206,19 @@ def test_an_empty_answer_is_no_answer_said_plainly(text: str) -> None:
     assert "No answer came from the model: it returned an empty reply." in str(caught.value)
     with pytest.raises(SiteAgentError, match="No answer came from Chrome"):
         parse_constraint_reply(json.dumps(body), model_name="Chrome")
+
+
+def test_chromes_native_call_nested_10000_deep_is_a_bad_reply_and_no_text_is_no_answer() -> None:
+    from pysite_agent.models.chrome.native import NativeReply
+
+    deep = nested_dict(10_000)
+    try:
+        reply = NativeReply()
+        reply.take({"type": "tool-call", "value": {"name": "set_amount", "arguments": deep}})
+        with pytest.raises(SiteAgentError, match="nested too deeply") as caught:
+            reply.reply()
+        assert caught.value.code == "bad-reply"
+    finally:
+        dismantle(deep)
+    with pytest.raises(SiteAgentError, match="No answer came from Chrome's model"):
+        NativeReply().reply()

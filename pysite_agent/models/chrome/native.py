@@ -180,13 +180,18 @@ class NativeReply:
         """The reply, once the stream ended: the first call, else the answer text.
 
         Raises:
-            SiteAgentError: ``bad-reply`` when the first call has no name.
+            SiteAgentError: ``bad-reply`` when the first call has no name or arguments nested
+                too deeply to read; ``model-error`` when there is no call and no text.
         """
         if not self._calls:
             return not_empty({"type": "answer", "text": "".join(self._texts)}, "Chrome's model")
         first = self._calls[0]
         name = ffi.field(first, "name")
-        arguments = ffi.json_to_py(ffi.field(first, "arguments"))
+        try:
+            arguments = ffi.json_to_py(ffi.field(first, "arguments"))
+        except RecursionError:
+            message = "Chrome's model called a tool with arguments nested too deeply to read."
+            raise SiteAgentError("bad-reply", message) from None
         if not isinstance(name, str) or not name:
             raise SiteAgentError("bad-reply", "Chrome's model called a tool without a name.")
         return {"type": "tool", "name": name, "arguments": {} if arguments is None else arguments}
