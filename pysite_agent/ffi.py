@@ -126,10 +126,20 @@ def field(obj: Any, name: str) -> Any:
 # -- conversions ------------------------------------------------------------------------------
 
 
+_INT32 = 2**31 - 1
+_SAFE = 2**53 - 1
+
+
 def _nulls_for_js(value: Any) -> Any:
-    """Deep copy of plain data with ``None`` -> ``jsnull`` (so JS sees ``null``)."""
+    """Deep copy of plain data with ``None`` -> ``jsnull`` (so JS sees ``null``), and integers
+    beyond 32 bits but within ``Number.MAX_SAFE_INTEGER`` as floats (exact), so JS sees a
+    ``number``: Pyodide's ``to_js`` makes them ``BigInt`` (measured on Pyodide 314.0.7), which
+    a tool's ``JSON.stringify`` refuses and ``===`` never equals. Larger integers stay ``BigInt``
+    (exact; tool arguments never hold one, see ``core.validation.MAX_SAFE_INTEGER``)."""
     if value is None:
         return jsnull
+    if isinstance(value, int) and not isinstance(value, bool) and _INT32 < abs(value) <= _SAFE:
+        return float(value)
     if isinstance(value, Mapping):
         return {str(k): _nulls_for_js(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -150,6 +160,7 @@ def to_js(value: Any) -> Any:
     """Plain Python data (dict, list, str, numbers, bool, ``None``) as a JS value.
 
     In Pyodide: dicts become plain objects (``Object.fromEntries``), ``None`` becomes ``null``,
+    every integer up to ``Number.MAX_SAFE_INTEGER`` a JS ``number`` (larger ones ``BigInt``),
     JS values (``JsProxy``) inside pass through unchanged, and no PyProxy is created (a callable
     or other Python object inside raises ``TypeError``). On CPython: a deep copy of the data.
 

@@ -195,3 +195,30 @@ def test_load_reply_text_keeps_strict_json_as_it_is() -> None:
     assert load_reply_text(text)["arguments"] == {"n": 9007199254740993, "s": "NaN"}
     with pytest.raises(validation.NotJsonData):
         load_reply_text('{"type": "answer", "text": NaN}')
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n"])
+def test_an_empty_answer_is_no_answer_said_plainly(text: str) -> None:
+    body = {"type": "answer", "text": text}
+    with pytest.raises(SiteAgentError) as caught:
+        run(proxy("/a", fetch=FakeFetch(Response(200, body))).respond(request()))
+    assert caught.value.code == "model-error"
+    assert "No answer came from the model: it returned an empty reply." in str(caught.value)
+    with pytest.raises(SiteAgentError, match="No answer came from Chrome"):
+        parse_constraint_reply(json.dumps(body), model_name="Chrome")
+
+
+def test_chromes_native_call_nested_10000_deep_is_a_bad_reply_and_no_text_is_no_answer() -> None:
+    from pysite_agent.models.chrome.native import NativeReply
+
+    deep = nested_dict(10_000)
+    try:
+        reply = NativeReply()
+        reply.take({"type": "tool-call", "value": {"name": "set_amount", "arguments": deep}})
+        with pytest.raises(SiteAgentError, match="nested too deeply") as caught:
+            reply.reply()
+        assert caught.value.code == "bad-reply"
+    finally:
+        dismantle(deep)
+    with pytest.raises(SiteAgentError, match="No answer came from Chrome's model"):
+        NativeReply().reply()

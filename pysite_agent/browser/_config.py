@@ -23,6 +23,7 @@ with a message written for the site owner.
 from __future__ import annotations
 
 import re
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -86,10 +87,11 @@ def _names(value: Any, what: str) -> tuple[str, ...]:
         items = []
         for item in value:
             if not isinstance(item, str):
-                raise ConfigError(f"{what} must list names as strings, got {item!r}")
+                raise ConfigError(f"{what} must list names as strings, got {reprlib.repr(item)}")
             items.extend(v for v in _SPLIT.split(item.strip()) if v)
     else:
-        raise ConfigError(f"{what} must be a string or a list of strings, got {value!r}")
+        shown = reprlib.repr(value)
+        raise ConfigError(f"{what} must be a string or a list of strings, got {shown}")
     out: list[str] = []
     for item in items:
         if item not in out:
@@ -125,7 +127,7 @@ def check_proxy_url(value: Any, base_url: Any = None, what: str = "proxy-url") -
     if _blank(value):
         return None
     if not isinstance(value, str):
-        raise ConfigError(f"{what} must be a URL string, got {value!r}")
+        raise ConfigError(f"{what} must be a URL string, got {reprlib.repr(value)}")
     url = value.strip(_EDGES).translate(_TAB_NEWLINE)
     if not url:
         return None
@@ -161,12 +163,12 @@ def _integer(value: Any, what: str, default: int, low: int, high: int | None) ->
     if isinstance(value, str):
         text = value.strip()
         if not re.fullmatch(r"[+-]?\d+", text):
-            raise ConfigError(f"{what} must be a whole number, got {value!r}")
+            raise ConfigError(f"{what} must be a whole number, got {reprlib.repr(value)}")
         number = int(text)
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
     if isinstance(number, bool) or not isinstance(number, int):
-        raise ConfigError(f"{what} must be a whole number, got {value!r}")
+        raise ConfigError(f"{what} must be a whole number, got {reprlib.repr(value)}")
     if number < low or (high is not None and number > high):
         bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
         raise ConfigError(f"{what} must be {bounds}, got {number}")
@@ -200,7 +202,7 @@ def parse_config(raw: Mapping[str, Any]) -> ElementConfig:
     if _blank(instructions):
         instructions = None
     elif not isinstance(instructions, str):
-        raise ConfigError(f"instructions must be text, got {instructions!r}")
+        raise ConfigError(f"instructions must be text, got {reprlib.repr(instructions)}")
 
     return ElementConfig(
         models=tokens,
@@ -236,7 +238,7 @@ def _local_model(raw: Mapping[str, Any], used: bool) -> tuple[str | None, str | 
             "hosts, e.g. /models/SmolLM2-135M-Instruct.Q4_1.gguf)"
         )
     if not isinstance(value, str):
-        raise ConfigError(f"local-model-url must be a URL string, got {value!r}")
+        raise ConfigError(f"local-model-url must be a URL string, got {reprlib.repr(value)}")
     url = check_proxy_url(value, raw.get("baseUrl"), "local-model-url")
     if url is None:  # pragma: no cover - not blank, checked above
         raise ConfigError("local-model-url is empty")
@@ -249,7 +251,8 @@ def _local_model(raw: Mapping[str, Any], used: bool) -> tuple[str | None, str | 
     if _blank(sha):
         sha = None
     elif not isinstance(sha, str) or not _SHA256.fullmatch(sha.strip()):
-        raise ConfigError(f"local-model-sha256 must be 64 hexadecimal digits, got {sha!r}")
+        shown = reprlib.repr(sha)
+        raise ConfigError(f"local-model-sha256 must be 64 hexadecimal digits, got {shown}")
     else:
         sha = sha.strip().lower()
     size = raw.get("localModelSize")
@@ -263,4 +266,4 @@ def _flag(value: Any, what: str) -> bool:
         return False
     if isinstance(value, bool):
         return value
-    raise ConfigError(f"{what} must be true or false, got {value!r}")
+    raise ConfigError(f"{what} must be true or false, got {reprlib.repr(value)}")

@@ -51,7 +51,7 @@ HIDDEN_RANGES: tuple[tuple[int, int], ...] = (
 isolates, UAX #9 section 2; zero-width and other default-ignorable characters, Unicode
 section 5.21; C0/C1 controls but tab and line breaks). ``"evil\u202egnp.exe"`` reads as
 ``evilexe.png`` in a browser; revealed it reads ``evil⟦U+202E⟧gnp.exe``. The same ranges are in
-``web/element/reveal.js`` (tests/test_core_display_reveal.py checks that they agree)."""
+``web/element/reveal.js`` (tests/test_reveal_js.py checks that they agree)."""
 
 _HIDDEN = re.compile(
     "[" + "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in HIDDEN_RANGES) + "]"

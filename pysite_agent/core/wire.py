@@ -157,6 +157,20 @@ def load_reply_text(text: str) -> Any:
     raise first
 
 
+def not_empty(reply: dict[str, Any], who: str = "the model") -> dict[str, Any]:
+    """``reply``, unless it is an answer whose text is empty or only white space: a finished
+    reply with no text and no call is not an answer the visitor can read.
+
+    Raises:
+        SiteAgentError: ``model-error``, "No answer came from WHO: it returned an empty reply."
+    """
+    if reply.get("type") == "answer" and not str(reply.get("text", "")).strip():
+        raise SiteAgentError(
+            "model-error", f"No answer came from {who}: it returned an empty reply."
+        )
+    return reply
+
+
 # Message constructors: the only place the conversation's shapes are written.
 
 

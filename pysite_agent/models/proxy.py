@@ -75,7 +75,7 @@ from pysite_agent.core.sse import ServerSentEvent, SSEParser
 from pysite_agent.core.text import well_formed_json
 from pysite_agent.core.types import ModelRequest
 from pysite_agent.core.validation import NotJsonData
-from pysite_agent.core.wire import load_reply_text, problems
+from pysite_agent.core.wire import load_reply_text, not_empty, problems
 
 __all__ = ["ProxyModel", "proxy"]
 
@@ -460,7 +460,7 @@ class ProxyModel:
                 "bad-reply",
                 "The model endpoint's reply does not match protocol v1: " + "; ".join(found),
             )
-        return value  # type: ignore[no-any-return]
+        return not_empty(value)
 
     def _error(
         self, status: int, text: Any, retry_after: str | None, *, streamed: bool = False

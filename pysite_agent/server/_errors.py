@@ -93,3 +93,32 @@ def describe(exc: BaseException, redact: Redactor) -> tuple[str, str]:
     detail = redact(f"{type(exc).__name__}: {exc}")[:2000]
     trace = redact("".join(traceback.format_exception(exc)))
     return detail, trace
+
+
+MAX_RETRY_AFTER_S: Final = 3600
+"""The longest wait passed on from a provider's ``Retry-After`` (longer ones are cut to it)."""
+
+
+def retry_after_header(value: str, *, now: float | None = None) -> bytes | None:
+    """A provider's ``Retry-After`` as whole seconds to pass on, or ``None`` when it is neither.
+
+    Both forms of RFC 9110, section 10.2.3: delay seconds (``"120"``) and an HTTP date
+    (``"Wed, 21 Oct 2026 07:28:00 GMT"``, read with :func:`email.utils.parsedate_to_datetime`;
+    a date in the past is ``0``). The result is bounded to 0..:data:`MAX_RETRY_AFTER_S`.
+    ``now`` is the Unix time (default: the clock).
+    """
+    import time
+    from email.utils import parsedate_to_datetime
+
+    text = value.strip()
+    if text.isascii() and text.isdigit():
+        seconds = int(text)
+    else:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when is None or when.tzinfo is None:
+            return None
+        seconds = max(0, int(when.timestamp() - (time.time() if now is None else now) + 0.999))
+    return str(min(seconds, MAX_RETRY_AFTER_S)).encode("ascii")

@@ -23,6 +23,34 @@ NAMESPACE = "pysite-agent"
 STORE_TIMEOUT_S = 1.0
 
 
+IPV6_PREFIX = 64
+"""IPv6 clients are counted per /64: one end site (a home, a phone) gets a whole /64 and can
+pick any address in it (RFC 4291 section 2.5.1, RFC 6177), so counting per address would let
+a client pass any limit by rotating its host bits."""
+
+
+def client_bucket(address: str) -> str:
+    """The rate-limit bucket of a client address.
+
+    IPv4: the address. IPv6: its /64 network (``2001:db8:1:2::/64``), with a zone (``%eth0``)
+    or brackets dropped. An IPv4-mapped IPv6 address (``::ffff:192.0.2.1``, what a dual-stack
+    socket reports for an IPv4 client) is that IPv4 client. Text that is not an address is its
+    own bucket.
+    """
+    import ipaddress
+
+    text = address.strip().removeprefix("[").removesuffix("]").split("%", 1)[0]
+    try:
+        ip = ipaddress.ip_address(text)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/{IPV6_PREFIX}", strict=False))
+    return str(ip)
+
+
 UNREACHABLE = "rate-limit store unreachable"
 FAILED = "rate-limit store error"
 

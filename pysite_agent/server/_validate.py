@@ -87,7 +87,8 @@ def compile_type(schema: Any, name: str = "Request") -> Any:
     uses, each with draft 2020-12's meaning:
 
     - ``true``: any value;
-    - ``{"type": "string", "minLength"?, "maxLength"?}``, ``{"type": "boolean"}``;
+    - ``{"type": "string", "minLength"?, "maxLength"?, "pattern"?}`` (``pattern`` searched
+      with Python's ``re``, as msgspec and ``jsonschema`` do), ``{"type": "boolean"}``;
     - ``{"const": STRING | INT}`` (an integer const also refuses ``1.0``, which the schema
       accepts: stricter, never looser);
     - ``{"type": "array", "items", "minItems"?}``;
@@ -132,8 +133,12 @@ class _Compiler:
                 raise Unsupported(f"{name}: only string and integer consts are translated")
             return Literal[value]
         kind = node.get("type")
-        if kind == "string" and keys <= {"type", "minLength", "maxLength"}:
-            meta = msgspec.Meta(min_length=node.get("minLength"), max_length=node.get("maxLength"))
+        if kind == "string" and keys <= {"type", "minLength", "maxLength", "pattern"}:
+            meta = msgspec.Meta(
+                min_length=node.get("minLength"),
+                max_length=node.get("maxLength"),
+                pattern=node.get("pattern"),
+            )
             return Annotated[str, meta]
         if kind == "boolean" and keys == {"type"}:
             return bool

@@ -42,14 +42,15 @@ from pysite_agent.server._errors import (
     UpstreamError,
     UpstreamTimeout,
     describe,
+    retry_after_header,
 )
 from pysite_agent.server._options import Options
-from pysite_agent.server._ratelimit import UNREACHABLE, Limiter, StoreProblem
+from pysite_agent.server._ratelimit import UNREACHABLE, Limiter, StoreProblem, client_bucket
 from pysite_agent.server._transport import AiohttpTransport
 from pysite_agent.server._types import Receive, Scope, Send
 from pysite_agent.server.names import NameMap
 from pysite_agent.server.providers import PROVIDERS, Prepared, Unusable
-from pysite_agent.server.providers._base import BUSY_STATUSES, StreamFailed
+from pysite_agent.server.providers._base import BUSY_STATUSES, StreamFailed, busy_status
 
 logger = logging.getLogger("pysite_agent.server")
 
@@ -354,7 +355,8 @@ class ProxyApp:
             response.headers.append((b"allow", b"POST, OPTIONS"))
             return response
         o = self._options
-        bucket = (o.client_ip(scope) or SHARED_BUCKET)[:MAX_BUCKET_CHARS]
+        address = o.client_ip(scope)
+        bucket = (client_bucket(address) if address else SHARED_BUCKET)[:MAX_BUCKET_CHARS]
         outcome.bucket = bucket
         if self._limiter is not None:
             decision = await self._limit(bucket)
@@ -543,9 +545,7 @@ class ProxyApp:
                 ) as upstream:
                     status = upstream.status_code
                     outcome.upstream_status = status
-                    value = upstream.headers.get("retry-after", "")
-                    if value.isdigit() and int(value) <= 3600:
-                        retry_after = value.encode("ascii")
+                    retry_after = retry_after_header(upstream.headers.get("retry-after", ""))
                     raw = bytearray()
                     async for chunk in upstream.aiter_bytes():
                         raw += chunk
@@ -573,6 +573,10 @@ class ProxyApp:
             )
         try:
             data = _jsonutil.loads(raw_bytes)
+            busy = busy_status(data)  # a gateway's 200 whose body is a rate-limit error
+            if busy is not None:
+                detail = raw_bytes[:2000].decode("utf-8", "replace")
+                await self._fail(UpstreamError, 502, "upstream-error", busy, None, detail=detail)
             return self._provider.parse(data, prepared.names)
         except ValueError as exc:
             await self._fail(
@@ -661,10 +665,7 @@ class ProxyApp:
                         raw += chunk
                         if len(raw) > 2000:
                             break
-                    value = upstream.headers.get("retry-after", "")
-                    retry_after = (
-                        value.encode("ascii") if value.isdigit() and int(value) <= 3600 else None
-                    )
+                    retry_after = retry_after_header(upstream.headers.get("retry-after", ""))
                     await upstream.aclose()
                     await self._fail(
                         UpstreamError,

@@ -306,6 +306,50 @@ def js_fake() -> str:
 
 
 @run_in_pyodide(packages=["pysite-agent"])
+async def test_numbers_reach_a_js_tool_exactly_or_not_at_all(selenium, js_fake):
+    """docs/boundaries.md, the model's reply: 2^53 - 1 arrives as that JS number; 2^53 + 1,
+    NaN and a 10,000-deep value are invalid calls the model is told about (no executeTool)."""
+    from pyodide.code import run_js
+
+    import pysite_agent as sa
+    from pysite_agent.tools.model_context import ModelContextSource
+
+    mc = run_js(js_fake)
+    mc.register(
+        run_js(
+            """({name: 'set_id', annotations: {readOnlyHint: true},
+                 inputSchema: {type: 'object', properties: {id: {type: 'number'}}},
+                 execute: (a) => (globalThis.__got = a.id,
+                                  Number.isSafeInteger(a.id) ? 'exact ' + a.id : 'not exact')})"""
+        )
+    )
+    deep = '{"id": 1, "x": ' + "[" * 10_000 + "]" * 10_000 + "}"
+    replies = [
+        {"type": "tool", "name": "set_id", "arguments": {"id": 2**53 - 1}},
+        {"type": "tool", "name": "set_id", "arguments": '{"id": 9007199254740993}'},
+        {"type": "tool", "name": "set_id", "arguments": '{"id": NaN}'},
+        {"type": "tool", "name": "set_id", "arguments": deep},
+        {"type": "answer", "text": "done"},
+    ]
+    seen = []
+
+    async def respond(request):
+        seen.append(request.messages[-1])
+        return replies.pop(0)
+
+    agent = sa.create_site_agent(model=sa.custom(respond), tools=ModelContextSource(mc))
+    result = await agent.run("set the id").done
+    assert result.status == "answered", result.error
+    assert len(mc.calls) == 1  # only the exact one ran
+    results = [m["content"] for m in seen[1:]]
+    got = run_js("`${typeof globalThis.__got} ${String(globalThis.__got)}`")
+    assert (got, results[0]) == ("number 9007199254740991", "exact 9007199254740991")
+    assert "beyond 2^53" in results[1]
+    assert "NaN is not a JSON number" in results[2]
+    assert "nested deeper than 32 levels" in results[3]
+
+
+@run_in_pyodide(packages=["pysite-agent"])
 async def test_a_run_over_the_shim_leaves_no_pyproxy(selenium, shim):
     from pyodide.code import run_js
 

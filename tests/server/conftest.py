@@ -6,13 +6,18 @@ appear in any response (checked as each one arrives), log record or ``on_error``
 
 ``tool_chooser_proxy`` is for end-to-end tests of the browser demo: it starts the app and a
 stub upstream that always chooses one tool, and returns the app's URL.
+
+``tests/`` is put on ``sys.path`` so these tests use the shared generators
+(``tests/generators.py``) when run alone too.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -29,6 +34,9 @@ from stub_upstream import (
 )
 
 from pysite_agent.server import ProxyApp, ProxyError, create_proxy_app
+
+if str(Path(__file__).resolve().parents[1]) not in sys.path:
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 ORIGIN = "https://shop.example"
 PROVIDERS = ("anthropic", "openai", "gemini")

@@ -267,7 +267,12 @@ def test_anthropic_reply_shapes(proxy: Any, stub: StubUpstream) -> None:
     stub.responder = lambda r: Reply(200, thinking)
     assert p.post(request_body()).json() == {"type": "answer", "text": "Done."}
     stub.responder = lambda r: Reply(200, {**anthropic_text(""), "content": []})
-    assert p.post(request_body()).json() == {"type": "answer", "text": ""}
+    empty = p.post(request_body())
+    assert empty.status_code == 502
+    assert (
+        empty.json()["error"]["message"]
+        == "No answer came from the model: it returned an empty reply."
+    )
 
 
 # OpenAI Chat Completions.
@@ -518,7 +523,8 @@ def test_gemini_only_the_first_call_is_used(proxy: Any, stub: StubUpstream) -> N
             502,
         ),
         (gemini_text("cut sho", finish_reason="MAX_TOKENS"), 200),
-        ({"candidates": [{"content": {"role": "model"}, "finishReason": "STOP"}]}, 200),
+        # STOP without parts: no answer came (tests/server/test_server_provider_answers.py).
+        ({"candidates": [{"content": {"role": "model"}, "finishReason": "STOP"}]}, 502),
     ],
 )
 def test_gemini_finish_reasons(proxy: Any, stub: StubUpstream, reply: Any, status: int) -> None:
@@ -576,7 +582,15 @@ def test_name_mapping_collisions_map_back_to_the_right_tool(
 ) -> None:
     long_a = "shop.catalog." + "x" * 90 + ".a"
     long_b = "shop.catalog." + "x" * 90 + ".b"
-    names = ["cart.add", "cart_add", "cart-add", "cart:add", "1cart", long_a, long_b]
+    names = [
+        "cart.add",
+        "cart_add",
+        "cart-add",
+        "cart..add",
+        "1cart",
+        long_a,
+        long_b,
+    ]  # WebMCP charset only (":" is refused, test_server_boundaries.py)
     p: Proxy = proxy(provider)
     stub.responder = lambda r: Reply(200, text_reply(provider, "ok"))
     assert p.post(request_body(tools=tools(*names))).status_code == 200

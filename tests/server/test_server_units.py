@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -635,9 +636,19 @@ def test_fast_check_is_never_looser_where_it_is_stricter() -> None:
     assert wire.problems("protocol-v1", value, "request") == []
 
 
+def test_compile_type_translates_a_pattern_with_pythons_re() -> None:
+    decoder = msgspec.json.Decoder(
+        _validate.compile_type({"type": "string", "pattern": "^a+(?![\\s\\S])"})
+    )
+    assert decoder.decode(b'"aa"') == "aa"
+    for bad in (b'"ab"', b'"a\\n"'):
+        with pytest.raises(msgspec.ValidationError):
+            decoder.decode(bad)
+
+
 def test_compile_type_refuses_what_it_cannot_translate() -> None:
     for schema in (
-        {"type": "string", "pattern": "a"},
+        {"type": "string", "format": "date"},
         {"enum": ["a"]},
         {"anyOf": [{"type": "string"}]},
         {"$ref": "#/$defs/a"},

@@ -1,6 +1,6 @@
 // Invisible and text-direction characters made visible: "evil\u202egnp.exe" reads as
 // "evilexe.png" in a browser; revealed it reads "evil⟦U+202E⟧gnp.exe". The ranges are
-// pysite_agent/core/display.py's HIDDEN_RANGES (tests/test_core_display_reveal.py checks that
+// pysite_agent/core/display.py's HIDDEN_RANGES (tests/test_reveal_js.py checks that
 // they agree); the card's argument lines arrive revealed from Python already.
 const RANGES = [
   [0x0000, 0x0008], [0x000B, 0x000C], [0x000E, 0x001F], [0x007F, 0x009F], [0x00AD, 0x00AD],

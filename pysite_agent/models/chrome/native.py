@@ -16,6 +16,7 @@ from typing import Any
 
 from pysite_agent import ffi
 from pysite_agent.core.errors import SiteAgentError
+from pysite_agent.core.wire import not_empty
 from pysite_agent.models.chrome.prompt import MIN_BLOCK_CHARS, PromptPlan, cut, render_message
 from pysite_agent.models.chrome.schema import constraint_schema, strip_nulls
 
@@ -179,13 +180,18 @@ class NativeReply:
         """The reply, once the stream ended: the first call, else the answer text.
 
         Raises:
-            SiteAgentError: ``bad-reply`` when the first call has no name.
+            SiteAgentError: ``bad-reply`` when the first call has no name or arguments nested
+                too deeply to read; ``model-error`` when there is no call and no text.
         """
         if not self._calls:
-            return {"type": "answer", "text": "".join(self._texts)}
+            return not_empty({"type": "answer", "text": "".join(self._texts)}, "Chrome's model")
         first = self._calls[0]
         name = ffi.field(first, "name")
-        arguments = ffi.json_to_py(ffi.field(first, "arguments"))
+        try:
+            arguments = ffi.json_to_py(ffi.field(first, "arguments"))
+        except RecursionError:
+            message = "Chrome's model called a tool with arguments nested too deeply to read."
+            raise SiteAgentError("bad-reply", message) from None
         if not isinstance(name, str) or not name:
             raise SiteAgentError("bad-reply", "Chrome's model called a tool without a name.")
         return {"type": "tool", "name": name, "arguments": {} if arguments is None else arguments}

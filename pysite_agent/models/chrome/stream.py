@@ -12,7 +12,7 @@ from typing import Any
 
 from pysite_agent.core.errors import SiteAgentError
 from pysite_agent.core.validation import NotJsonData
-from pysite_agent.core.wire import load_reply_text, parse_reply
+from pysite_agent.core.wire import load_reply_text, not_empty, parse_reply
 
 __all__ = ["AnswerStream", "parse_constraint_reply"]
 
@@ -35,7 +35,7 @@ def parse_constraint_reply(text: object, *, model_name: str) -> dict[str, Any]:
             "bad-reply",
             f"{model_name} replied with text that is not JSON data ({str(exc)[:120]}): {snippet!r}",
         ) from None
-    return dict(parse_reply(value))
+    return not_empty(dict(parse_reply(value)), model_name)
 
 
 _ANSWER_HEAD = re.compile(r'\s*\{\s*"type"\s*:\s*"answer"\s*,\s*"text"\s*:\s*"')

@@ -33,7 +33,7 @@ from pysite_agent.server.providers._base import (
     StreamFailed,
     Unusable,
     UpstreamRequest,
-    answer_reply,
+    answer_or_nothing,
     as_object,
     busy_status,
     event_json,
@@ -120,9 +120,11 @@ class Anthropic:
             raise Unusable(UNREADABLE, "no content list")
         stop = data.get("stop_reason")
         texts: list[str] = []
+        thought = False
         for block in content:
             block = obj(block, "a content block")
             kind = block.get("type")
+            thought = thought or kind in ("thinking", "redacted_thinking")
             if kind == "tool_use":
                 if stop == "max_tokens":
                     raise Unusable(TRUNCATED_CALL, "tool_use with stop_reason max_tokens")
@@ -138,7 +140,8 @@ class Anthropic:
                 )
             if kind == "text" and isinstance(block.get("text"), str):
                 texts.append(block["text"])
-        return answer_reply("".join(texts))
+        reason = "thinking" if thought and stop in (None, "end_turn") else stop
+        return answer_or_nothing("".join(texts), reason)
 
     def build_stream(self, prepared: Prepared, base_url: str, api_key: str) -> UpstreamRequest:
         request = self.build(prepared, base_url, api_key)

@@ -32,16 +32,17 @@ from pysite_agent.server.providers._base import (
     NO_REPLY,
     STREAM_CUT,
     TRUNCATED_CALL,
-    UNREADABLE,
     Prepared,
     StreamFailed,
     Unusable,
     UpstreamRequest,
-    answer_reply,
+    answer_or_nothing,
     as_object,
     busy_status,
     event_json,
     is_keepalive,
+    merged_root,
+    no_answer,
     obj,
     tool_reply,
 )
@@ -286,7 +287,10 @@ class Gemini:
                     "name": prepared.names.provider(tool["name"]),
                     "description": tool["description"],
                 }
-                parameters = reduce_schema(tool["inputSchema"])
+                schema = tool["inputSchema"]
+                parameters = reduce_schema(
+                    merged_root(schema) if isinstance(schema, dict) else schema
+                )
                 if parameters is not None:
                     declaration["parameters"] = parameters
                 declarations.append(declaration)
@@ -301,16 +305,19 @@ class Gemini:
         data = obj(data, "the reply")
         candidates = data.get("candidates")
         if not isinstance(candidates, list) or not candidates:
+            feedback = data.get("promptFeedback")
+            block = feedback.get("blockReason") if isinstance(feedback, dict) else None
+            if isinstance(block, str):
+                raise no_answer(block, f"no candidates, promptFeedback.blockReason {block!r}")
             raise Unusable(NO_REPLY, "no candidates (blocked prompt?)")
         candidate = obj(candidates[0], "a candidate")
         finish = candidate.get("finishReason")
         content = candidate.get("content")
         parts = content.get("parts") if isinstance(content, dict) else None
         if not isinstance(parts, list):
-            if finish in (None, "STOP"):
-                return answer_reply("")
-            raise Unusable(NO_REPLY, f"no parts, finishReason {finish!r}")
+            raise no_answer(finish, f"no parts, finishReason {finish!r}")
         texts: list[str] = []
+        thought = False
         for part in parts:
             part = obj(part, "a part")
             call = part.get("functionCall")
@@ -330,13 +337,15 @@ class Gemini:
                     call.get("id"),
                     meta,
                 )
+            thought = thought or part.get("thought") is True
             if isinstance(part.get("text"), str) and part.get("thought") is not True:
                 texts.append(part["text"])
-        if finish == "MALFORMED_FUNCTION_CALL":
-            raise Unusable(UNREADABLE, "finishReason MALFORMED_FUNCTION_CALL")
-        if not texts and finish not in (None, "STOP", "MAX_TOKENS"):
-            raise Unusable(NO_REPLY, f"no text, finishReason {finish!r}")
-        return answer_reply("".join(texts))
+        text = "".join(texts)
+        if finish == "MALFORMED_FUNCTION_CALL" or (
+            not text.strip() and finish not in (None, "STOP")
+        ):
+            raise no_answer(finish, f"no text, finishReason {finish!r}")
+        return answer_or_nothing(text, "thinking" if thought else finish)
 
     def build_stream(self, prepared: Prepared, base_url: str, api_key: str) -> UpstreamRequest:
         request = self.build(prepared, base_url, api_key)

@@ -39,8 +39,9 @@ from pysite_agent.server.providers._base import (
     StreamFailed,
     Unusable,
     UpstreamRequest,
-    answer_reply,
+    answer_or_nothing,
     busy_status,
+    capped_description,
     event_json,
     is_keepalive,
     obj,
@@ -93,11 +94,13 @@ def _messages(prepared: Prepared) -> list[dict[str, Any]]:
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    if isinstance(content, list):  # some compatible servers send content parts
+    if isinstance(content, list):  # Mistral, gpt-oss servers: a list of typed parts
         return "".join(
             part["text"]
             for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
+            if isinstance(part, dict)
+            and isinstance(part.get("text"), str)
+            and part.get("type", "text") in ("text", "output_text")
         )
     return ""
 
@@ -118,7 +121,7 @@ class OpenAI:
                     "type": "function",
                     "function": {
                         "name": prepared.names.provider(tool["name"]),
-                        "description": tool["description"],
+                        "description": capped_description(tool["description"]),
                         "parameters": root_object_schema(tool["inputSchema"]),
                     },
                 }
@@ -150,9 +153,12 @@ class OpenAI:
                 None,
             )
         text = _text(message.get("content"))
-        if not text and isinstance(message.get("refusal"), str):
+        if not text.strip() and isinstance(message.get("refusal"), str):
             text = message["refusal"]
-        return answer_reply(text)
+        reason = choice.get("finish_reason")
+        if not text.strip() and message.get("refusal") is not None:
+            reason = "refusal"
+        return answer_or_nothing(text, reason)
 
     def build_stream(self, prepared: Prepared, base_url: str, api_key: str) -> UpstreamRequest:
         request = self.build(prepared, base_url, api_key)
@@ -194,8 +200,8 @@ class OpenAIStream:
             if not isinstance(delta, dict):
                 return []
         out: list[str] = []
-        content = delta.get("content")
-        if isinstance(content, str) and content:
+        content = _text(delta.get("content"))
+        if content:
             self._text.append(content)
             out.append(content)
         if isinstance(delta.get("refusal"), str):
