@@ -149,6 +149,9 @@ def test_download_then_add_two_mugs_ends_in_a_valid_call_or_an_answer(
     [local] = [m for m in status["models"] if m["name"] == "local model"]
     print(f"\nlocal model, first step: {json.dumps(local['usage'])}")
     assert local["usage"]["promptTokens"] > 0
+    # The panel had the model read the rules and the tool list right after the download
+    # (models/local_warm.py): the step waited for that, if it was still running, and reused it.
+    assert local["usage"]["cachedTokens"] > 100, local["usage"]
     card = shop.page.locator("site-agent >> .card")
     if card.count():
         name = shop.events("tool-call")[-1]["call"]["name"]
@@ -176,6 +179,21 @@ def test_download_then_add_two_mugs_ends_in_a_valid_call_or_an_answer(
         print(f"cart after Allow: {shop.cart_items()}")
     else:
         assert not calls or calls[0]["call"]["name"] != "checkout" or shop.cart_count() == 0
+
+
+def test_the_time_limit_follows_the_model(shop: Shop) -> None:
+    limits = shop.page.evaluate(
+        f"""async () => {{
+            const {{ timeLimit }} = await import('/web/element/waiting.js');
+            const el = {EL};
+            const out = [timeLimit(el, 'local model'), timeLimit(el, 'chrome built-in')];
+            el.setAttribute('time-limit', '45');
+            out.push(timeLimit(el, 'local model'));
+            el.removeAttribute('time-limit');
+            return out;
+        }}"""
+    )
+    assert limits == [300_000, 90_000, 45_000]
 
 
 def test_a_second_visit_starts_from_the_kept_copy_and_stop_ends_generation(
