@@ -2,24 +2,28 @@
 
 SmolLM2-135M-Instruct Q4_1 from the bundle (``bundle --with-local-model``), run by the engine
 host ``web/runtime/local-model.js`` (``@wllama/wllama`` 3.8.1) on the CPU (``--disable-gpu``),
-served on loopback. Each figure is a median of ``--runs`` (default 5) fresh pages:
+served on loopback. Each figure is a median of ``--runs`` (default 3) fresh browsers, the rows
+interleaved (so a change of the machine's load falls on all of them):
 
-- ``load first``: download (98 MB from loopback, size and sha256 checked, kept in Cache
-  Storage) and load, in a fresh browser context; ``load cached``: the same context reloaded,
-  the model loaded from its kept copy (its sha256 checked again);
-- ``prompt tokens/s`` and ``generated tokens/s``: llama.cpp's own timings of one step on the
-  demo shop's tools ("add two mugs to my cart", the prompt the adapter builds), with 1 thread
-  (a plain page) and 2 threads (the page served with COOP/COEP: cross-origin isolated);
-- ``ask -> first token`` and ``ask -> tool call``: from ``el.ask()`` in the demo shop
-  (``models=local``, model kept and loaded by an earlier ask) to the first streamed token
-  (the engine's onText) and to the ``tool-call`` event or the answer;
-- accuracy: ``el.agent.evaluate()`` in the demo shop on ``examples/demo-shop-evals.json`` and
-  ``examples/bakery-evals.json`` (tool choice and argument accuracy, as ``python -m
-  pysite_agent eval`` reports them), once (greedy decoding: the same every run).
+- ``engine``: per quantization (the bundled file, and each ``--quant FILE`` of the same model,
+  e.g. a Q8_0 or Q4_0 file) and per thread count (``--threads 1,2``, passed explicitly to the
+  engine; the page is cross-origin isolated so that more than one is possible): load (first:
+  download and load; cached: from the kept copy), and llama.cpp's own prompt and generation
+  tokens/s for the demo shop's first step ("add two mugs to my cart", 315 tokens);
+- ``ask``: ask -> card (the ``tool-call`` event, or the answer) in the demo shop, one thread,
+  for the first request (asked ``WARM_WAIT_MS`` after the download: the model loads in it,
+  unless the page already loaded it and read the prompt's fixed start) and a later one in the
+  same conversation, with the step's token counts (``el.agent.status()``); ``--against REF``
+  runs the same on a bundle built from commit REF (``git archive``), interleaved;
+- ``evals``: ``el.agent.evaluate()`` in the demo shop on ``examples/demo-shop-evals.json`` and
+  ``examples/bakery-evals.json`` (tool choice and argument accuracy), once (greedy decoding);
+- ``load``: load times only.
 
-The load average is printed before and after: the machine is shared, so read the spread.
+The load average is printed before and after, and with each row: the machine is shared, so
+read the spread. It is CPU-heavy: run it few times, with few runs.
 
-Usage: python benchmarks/local_model.py [--runs 5] [--skip-evals] [--only-evals] [--only-load]
+Usage: python benchmarks/local_model.py [--runs 3] [--only engine|ask|evals|load ...]
+       [--threads 1,2] [--quant FILE ...] [--against REF]
 """
 
 from __future__ import annotations
@@ -107,11 +111,51 @@ def load_average() -> str:
     return " ".join(f"{v:.1f}" for v in os.getloadavg())
 
 
+def requantize(src: Path, dest: Path, qtype: str) -> Path:
+    """``src`` (the pinned Q4_1 file) as another type of llama.cpp's (``Q8_0``, ``Q4_0``):
+    every Q4_1 tensor dequantized and quantized again, the rest and the metadata as they are
+    (PyPI ``gguf``, llama.cpp's own reader and writer; the output is deterministic: measured,
+    sha256 ``0c1d3326...`` for Q8_0 and ``c624c2be...`` for Q4_0 from gguf 0.19.0)."""
+    try:
+        import gguf  # type: ignore[import-not-found]
+        import numpy as np  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise SystemExit(
+            f"--quant {qtype} needs the gguf package (pip install gguf): {exc}"
+        ) from None
+    kind = gguf.GGMLQuantizationType[qtype]
+    ftype = {"Q8_0": gguf.LlamaFileType.MOSTLY_Q8_0, "Q4_0": gguf.LlamaFileType.MOSTLY_Q4_0}
+    reader = gguf.GGUFReader(src)
+    arch = reader.fields["general.architecture"].contents()
+    writer = gguf.GGUFWriter(dest, arch)
+    for name, field in reader.fields.items():
+        if name.startswith("GGUF.") or name == "general.architecture":
+            continue
+        value = int(ftype[qtype]) if name == "general.file_type" else field.contents()
+        sub = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(name, value, field.types[0], sub_type=sub)
+    for tensor in reader.tensors:
+        if tensor.tensor_type == gguf.GGMLQuantizationType.Q4_1:
+            values = gguf.quants.dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
+            writer.add_tensor(tensor.name, gguf.quants.quantize(values, kind), raw_dtype=kind)
+        else:
+            writer.add_tensor(tensor.name, tensor.data, raw_dtype=tensor.tensor_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return dest
+
+
 def model_files(bundle: Path, extra: list[Path]) -> list[tuple[str, str, str]]:
     """``(label, url, sha256)`` of the bundled model and of each ``--quant`` file (copied into
     the bundle's ``models/``)."""
     out = [("Q4_1 (bundled)", MODEL, SHA)]
     for path in extra:
+        if path.name in ("Q8_0", "Q4_0"):  # made here from the bundled file
+            name = f"SmolLM2-135M-Instruct.{path.name}.gguf"
+            src = bundle / "models" / Path(MODEL).name
+            path = requantize(src, bundle / "models" / name, path.name)
         dest = bundle / "models" / path.name
         if not dest.exists():
             shutil.copyfile(path, dest)
@@ -315,7 +359,8 @@ def main() -> int:
         type=Path,
         action="append",
         default=[],
-        help="another GGUF file of the same model to compare (e.g. a Q8_0 or Q4_0 file)",
+        help="another GGUF file of the same model to compare, or Q8_0 / Q4_0 to make one from "
+        "the bundled file (needs the gguf package)",
     )
     parser.add_argument(
         "--against",
