@@ -11,7 +11,7 @@ interleaved (so a change of the machine's load falls on all of them):
   download and load; cached: from the kept copy), and llama.cpp's own prompt and generation
   tokens/s for the demo shop's first step ("add two mugs to my cart", 315 tokens);
 - ``ask``: ask -> card (the ``tool-call`` event, or the answer) in the demo shop, one thread,
-  for the first request (asked ``WARM_WAIT_MS`` after the download: the model loads in it,
+  for the first request (asked ``--wait`` seconds after the download: the model loads in it,
   unless the page already loaded it and read the prompt's fixed start) and a later one in the
   same conversation, with the step's token counts (``el.agent.status()``); ``--against REF``
   runs the same on a bundle built from commit REF (``git archive``), interleaved;
@@ -23,7 +23,7 @@ The load average is printed before and after, and with each row: the machine is 
 read the spread. It is CPU-heavy: run it few times, with few runs.
 
 Usage: python benchmarks/local_model.py [--runs 3] [--only engine|ask|evals|load ...]
-       [--threads 1,2] [--quant FILE ...] [--against REF]
+       [--threads 1,2] [--quant FILE|Q8_0|Q4_0 ...] [--against REF] [--wait S]
 """
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ ASK = """async ([text, fresh]) => {
 FIRST, LATER = "add two mugs to my cart", "and one tote bag"
 
 
-def ask_runs(p: Any, bundles: dict[str, Path], runs: int) -> None:
+def ask_runs(p: Any, bundles: dict[str, Path], runs: int, wait_ms: int = 20_000) -> None:
     """ask -> card (the ``tool-call`` event, or the answer) in the demo shop, 1 thread: the
     first request after the download (the model loads in it, unless the page loaded and
     warmed it before) and a later one in the same conversation; each run a fresh browser,
@@ -273,7 +273,7 @@ def ask_runs(p: Any, bundles: dict[str, Path], runs: int) -> None:
         for _ in range(runs):
             for label, server in servers.items():
                 browser, page = shop_page(p, server)
-                page.wait_for_timeout(WARM_WAIT_MS)  # time to load and warm, if the code does
+                page.wait_for_timeout(wait_ms)  # time to load and warm, if the code does
                 first = page.evaluate(ASK, [FIRST, True])
                 later = page.evaluate(ASK, [LATER, False])
                 browser.close()
@@ -292,14 +292,11 @@ def ask_runs(p: Any, bundles: dict[str, Path], runs: int) -> None:
             server.stop()
     for label, row in rows.items():
         print(
-            f"\nask in the demo shop ({label}; 1 thread; asked {WARM_WAIT_MS / 1000:.0f} s "
+            f"\nask in the demo shop ({label}; 1 thread; asked {wait_ms / 1000:.0f} s "
             "after the download):"
         )
         for key, values in row.items():
             print(f"  {key:28} {median(values)}")
-
-
-WARM_WAIT_MS = 20_000
 
 
 def bundle_at(ref: str) -> Path:
@@ -367,6 +364,12 @@ def main() -> int:
         metavar="REF",
         help="also run the ask part on the code of git commit REF (e.g. HEAD~1), interleaved",
     )
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=20.0,
+        help="seconds between the download and the first request (default 20)",
+    )
     args = parser.parse_args()
     parts = set(args.only or ("engine", "ask", "evals"))
     threads = tuple(int(n) for n in args.threads.split(","))
@@ -385,7 +388,7 @@ def main() -> int:
         if "engine" in parts:
             engine_runs(p, report.out_dir, args.runs, models=models, threads=threads)
         if "ask" in parts:
-            ask_runs(p, bundles, args.runs)
+            ask_runs(p, bundles, args.runs, int(args.wait * 1000))
         if "evals" in parts:
             eval_runs(p, report.out_dir)
     print(f"\nload average after: {load_average()}")
