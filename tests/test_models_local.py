@@ -755,3 +755,45 @@ def test_warm_does_nothing_before_the_download_and_stops_on_abort() -> None:
     with pytest.raises(AbortedError):
         run(model.warm("x", SHOP_TOOLS, stop.signal))
     assert engine.warms == 0
+
+
+def test_the_panels_status_has_the_kept_model_read_its_prefix_and_a_tool_change_again() -> None:
+    """The element's controller: ``status()`` (the panel opening, the download ending) starts
+    the warm-up in the background; a ``toolchange`` starts it again for the new tool list."""
+    from test_agent_visit import Bridge, shop_context
+
+    from pysite_agent.browser.element import create_controller
+
+    engine = FakeEngine([{"type": "answer", "text": "Hello."}])
+
+    class LocalBridge(Bridge):
+        def localEngine(self, options: Any) -> FakeEngine:  # the JS bridge's member name
+            return engine
+
+    async def main() -> None:
+        controller = create_controller(LocalBridge())
+        config = {"models": "local", "localModelUrl": "https://shop.example/m.gguf"}
+        context = shop_context()
+        status = json.loads(await controller.configure(json.dumps(config), {"tools": context}))
+        assert status["ok"], status
+        for _ in range(100):
+            if engine.warms and not controller._warming:
+                break
+            await asyncio.sleep(0.01)
+        first = engine.warms
+        assert first > 0 and engine.loads == 1
+        prefix = engine.requests[first - 1]["messages"][1]["content"]
+        assert "search_products(query?: string)" in prefix
+        result = json.loads(await controller.run("hello", 1))
+        assert result["ok"] and result["value"]["status"] == "answered"
+        assert engine.requests[-1]["messages"][1]["content"].startswith(prefix)
+        context.register("view_cart", lambda args: "empty", description="Show the cart.")
+        for _ in range(100):
+            if engine.warms > first and not controller._warming:
+                break
+            await asyncio.sleep(0.01)
+        assert engine.warms > first
+        assert "view_cart()" in engine.requests[-1]["messages"][1]["content"]
+        controller.close()
+
+    run(main())

@@ -567,6 +567,10 @@ class ElementController:
         if agent is None or self._warming is not None or self._destroyed:
             return
         warms = [w for part in model_parts(agent.model) if (w := optional_member(part, "warm"))]
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # a tool change seen outside the event loop: the next status() warms
+            return
         if not warms:
             return
         controller = self._warming = AbortController()
@@ -582,7 +586,7 @@ class ElementController:
                 if self._warming is controller:
                     self._warming = None
 
-        self._warm_task = asyncio.ensure_future(go())  # kept: a task needs a reference
+        self._warm_task = loop.create_task(go())  # kept: a task needs a reference
 
     def _drop_agent(self) -> None:
         if self._warming is not None:
