@@ -2,33 +2,43 @@
 
 SmolLM2-135M-Instruct Q4_1 from the bundle (``bundle --with-local-model``), run by the engine
 host ``web/runtime/local-model.js`` (``@wllama/wllama`` 3.8.1) on the CPU (``--disable-gpu``),
-served on loopback. Each figure is a median of ``--runs`` (default 5) fresh pages:
+served on loopback. Each figure is a median of ``--runs`` (default 3) fresh browsers, the rows
+interleaved (so a change of the machine's load falls on all of them):
 
-- ``load first``: download (98 MB from loopback, size and sha256 checked, kept in Cache
-  Storage) and load, in a fresh browser context; ``load cached``: the same context reloaded,
-  the model loaded from its kept copy (its sha256 checked again);
-- ``prompt tokens/s`` and ``generated tokens/s``: llama.cpp's own timings of one step on the
-  demo shop's tools ("add two mugs to my cart", the prompt the adapter builds), with 1 thread
-  (a plain page) and 2 threads (the page served with COOP/COEP: cross-origin isolated);
-- ``ask -> first token`` and ``ask -> tool call``: from ``el.ask()`` in the demo shop
-  (``models=local``, model kept and loaded by an earlier ask) to the first streamed token
-  (the engine's onText) and to the ``tool-call`` event or the answer;
-- accuracy: ``el.agent.evaluate()`` in the demo shop on ``examples/demo-shop-evals.json`` and
-  ``examples/bakery-evals.json`` (tool choice and argument accuracy, as ``python -m
-  pysite_agent eval`` reports them), once (greedy decoding: the same every run).
+- ``engine``: per quantization (the bundled file, and each ``--quant FILE`` of the same model,
+  e.g. a Q8_0 or Q4_0 file) and per thread count (``--threads 1,2``, passed explicitly to the
+  engine; the page is cross-origin isolated so that more than one is possible): load (first:
+  download and load; cached: from the kept copy), and llama.cpp's own prompt and generation
+  tokens/s for the demo shop's first step ("add two mugs to my cart", 315 tokens);
+- ``ask``: ask -> card (the ``tool-call`` event, or the answer) in the demo shop, one thread,
+  for the first request (asked ``--wait`` seconds after the download: the model loads in it,
+  unless the page already loaded it and read the prompt's fixed start) and a later one in the
+  same conversation, with the step's token counts (``el.agent.status()``); ``--against REF``
+  runs the same on a bundle built from commit REF (``git archive``), interleaved;
+- ``evals``: ``el.agent.evaluate()`` in the demo shop on ``examples/demo-shop-evals.json`` and
+  ``examples/bakery-evals.json`` (tool choice and argument accuracy), once (greedy decoding);
+- ``load``: load times only.
 
-The load average is printed before and after: the machine is shared, so read the spread.
+The load average is printed before and after, and with each row: the machine is shared, so
+read the spread. It is CPU-heavy: run it few times, with few runs.
 
-Usage: python benchmarks/local_model.py [--runs 5] [--skip-evals] [--only-evals] [--only-load]
+Usage: python benchmarks/local_model.py [--runs 3] [--only engine|ask|evals|load ...]
+       [--threads 1,2] [--quant FILE|Q8_0|Q4_0 ...] [--against REF] [--wait S]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import io
 import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -36,7 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pysite_agent.bundle import build_bundle  # noqa: E402
+from pysite_agent.bundle import build_bundle, default_cache_dir  # noqa: E402
 from pysite_agent.cli.demo import DemoServer  # noqa: E402
 from pysite_agent.core.instructions import build_instructions  # noqa: E402
 from pysite_agent.core.wire import user_message  # noqa: E402
@@ -68,9 +78,9 @@ def shop_prompt() -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return messages, reply_schema(tools)
 
 
-ENGINE_RUN = """async ([model, sha, messages, schema, download, chat]) => {
+ENGINE_RUN = """async ([model, sha, threads, messages, schema, download, chat]) => {
   const { createLocalEngine } = await import('/web/runtime/local-model.js');
-  const e = createLocalEngine({ url: model, sha256: sha });
+  const e = createLocalEngine({ url: model, sha256: sha, threads });
   const out = {};
   let t = performance.now();
   if (download) await e.download({});
@@ -81,7 +91,7 @@ ENGINE_RUN = """async ([model, sha, messages, schema, download, chat]) => {
   if (!chat) return out;
   t = performance.now();
   const res = await e.chat({ messages, response_format: { type: 'json_schema',
-    json_schema: { name: 'reply', schema } }, max_tokens: 96, temperature: 0 }, {});
+    json_schema: { name: 'reply', schema } }, max_tokens: 48, temperature: 0 }, {});
   out.chatMs = performance.now() - t;
   out.text = res.text;
   out.timings = res.timings;
@@ -101,44 +111,111 @@ def load_average() -> str:
     return " ".join(f"{v:.1f}" for v in os.getloadavg())
 
 
+def requantize(src: Path, dest: Path, qtype: str) -> Path:
+    """``src`` (the pinned Q4_1 file) as another type of llama.cpp's (``Q8_0``, ``Q4_0``):
+    every Q4_1 tensor dequantized and quantized again, the rest and the metadata as they are
+    (PyPI ``gguf``, llama.cpp's own reader and writer; the output is deterministic: measured,
+    sha256 ``0c1d3326...`` for Q8_0 and ``c624c2be...`` for Q4_0 from gguf 0.19.0)."""
+    try:
+        import gguf  # type: ignore[import-not-found]
+        import numpy as np  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise SystemExit(
+            f"--quant {qtype} needs the gguf package (pip install gguf): {exc}"
+        ) from None
+    kind = gguf.GGMLQuantizationType[qtype]
+    ftype = {"Q8_0": gguf.LlamaFileType.MOSTLY_Q8_0, "Q4_0": gguf.LlamaFileType.MOSTLY_Q4_0}
+    reader = gguf.GGUFReader(src)
+    arch = reader.fields["general.architecture"].contents()
+    writer = gguf.GGUFWriter(dest, arch)
+    for name, field in reader.fields.items():
+        if name.startswith("GGUF.") or name == "general.architecture":
+            continue
+        value = int(ftype[qtype]) if name == "general.file_type" else field.contents()
+        sub = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(name, value, field.types[0], sub_type=sub)
+    for tensor in reader.tensors:
+        if tensor.tensor_type == gguf.GGMLQuantizationType.Q4_1:
+            values = gguf.quants.dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
+            writer.add_tensor(tensor.name, gguf.quants.quantize(values, kind), raw_dtype=kind)
+        else:
+            writer.add_tensor(tensor.name, tensor.data, raw_dtype=tensor.tensor_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return dest
+
+
+def model_files(bundle: Path, extra: list[Path]) -> list[tuple[str, str, str]]:
+    """``(label, url, sha256)`` of the bundled model and of each ``--quant`` file (copied into
+    the bundle's ``models/``)."""
+    out = [("Q4_1 (bundled)", MODEL, SHA)]
+    for path in extra:
+        if path.name in ("Q8_0", "Q4_0"):  # made here from the bundled file
+            name = f"SmolLM2-135M-Instruct.{path.name}.gguf"
+            src = bundle / "models" / Path(MODEL).name
+            path = requantize(src, bundle / "models" / name, path.name)
+        dest = bundle / "models" / path.name
+        if not dest.exists():
+            shutil.copyfile(path, dest)
+        digest = hashlib.sha256(dest.read_bytes()).hexdigest()
+        out.append((path.stem.rsplit(".", 1)[-1], f"/models/{path.name}", digest))
+    return out
+
+
 def engine_runs(
-    p: Any, bundle: Path, runs: int, *, chat: bool = True, threads: tuple[bool, ...] = (False, True)
+    p: Any,
+    bundle: Path,
+    runs: int,
+    *,
+    models: list[tuple[str, str, str]],
+    threads: tuple[int, ...] = (1, 2),
+    chat: bool = True,
 ) -> None:
+    """One fresh browser per run and row, the page cross-origin isolated (so the thread count
+    is what is passed: ``threads`` is given explicitly to the engine), rows interleaved."""
     messages, schema = shop_prompt()
     results: dict[str, dict[str, list[float]]] = {}
-    for isolated in threads:
-        server = DemoServer([bundle, ROOT / "examples"], port=0, cross_origin_isolated=isolated)
-        server.start()
-        label = "2 threads (COOP/COEP)" if isolated else "1 thread"
-        row = results.setdefault(label, {})
-        try:
-            for _ in range(runs):
-                browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-                context = browser.new_context()
-                page = context.new_page()
-                page.goto(server.url + "probe-blank.html")
-                first = page.evaluate(ENGINE_RUN, [MODEL, SHA, messages, schema, True, chat])
-                page.goto(server.url + "probe-blank.html")
-                later = page.evaluate(ENGINE_RUN, [MODEL, SHA, messages, schema, False, chat])
-                browser.close()
-                t = later.get("timings") or {}
-                row.setdefault("load first (s)", []).append(first["loadMs"] / 1000)
-                row.setdefault("load cached (s)", []).append(later["loadMs"] / 1000)
-                row.setdefault("prompt tokens/s", []).append(t.get("prompt_per_second"))
-                row.setdefault("generated tokens/s", []).append(t.get("predicted_per_second"))
-                row.setdefault("prompt tokens", []).append(t.get("prompt_n"))
-                row.setdefault("threads", []).append(later["info"]["threads"])
-                print(
-                    f"  {label}: {first['loadMs']:.0f} / {later['loadMs']:.0f} ms "
-                    f"{json.dumps(later.get('text'))[:120]} {json.dumps(t)}",
-                    flush=True,
-                )
-        finally:
-            server.stop()
+    server = DemoServer([bundle, ROOT / "examples"], port=0, cross_origin_isolated=True)
+    server.start()
+    try:
+        for _ in range(runs):
+            for label, url, sha in models:
+                for n in threads:
+                    row = results.setdefault(f"{label}, {n} thread{'s' if n > 1 else ''}", {})
+                    browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+                    page = browser.new_context().new_page()
+                    page.set_default_timeout(900_000)
+                    page.goto(server.url + "probe-blank.html")
+                    args = [url, sha, n, messages, schema]
+                    first = page.evaluate(ENGINE_RUN, [*args, True, False])
+                    page.goto(server.url + "probe-blank.html")
+                    later = page.evaluate(ENGINE_RUN, [*args, False, chat])
+                    browser.close()
+                    t = later.get("timings") or {}
+                    row.setdefault("load first (s)", []).append(first["loadMs"] / 1000)
+                    row.setdefault("load cached (s)", []).append(later["loadMs"] / 1000)
+                    row.setdefault("prompt tokens/s", []).append(t.get("prompt_per_second"))
+                    row.setdefault("generated tokens/s", []).append(t.get("predicted_per_second"))
+                    row.setdefault("prompt tokens", []).append(t.get("prompt_n"))
+                    row.setdefault("threads", []).append(later["info"]["threads"])
+                    row.setdefault("load average", []).append(os.getloadavg()[0])
+                    print(
+                        f"  {label} x{n}: {later['info']['threads']} threads, "
+                        f"load {later['loadMs']:.0f} ms, {json.dumps(later.get('text'))[:90]} "
+                        f"{json.dumps({k: t.get(k) for k in TIMING_KEYS})}",
+                        flush=True,
+                    )
+    finally:
+        server.stop()
     for label, row in results.items():
         print(f"\n{label}:")
         for key, values in row.items():
             print(f"  {key:20} {median(values)}")
+
+
+TIMING_KEYS = ("prompt_n", "prompt_per_second", "predicted_n", "predicted_per_second")
 
 
 def shop_page(p: Any, server: DemoServer) -> Any:
@@ -155,9 +232,9 @@ def shop_page(p: Any, server: DemoServer) -> Any:
     return browser, page
 
 
-ASK = """async (text) => {
+ASK = """async ([text, fresh]) => {
   const el = document.querySelector('site-agent');
-  el.reset();
+  if (fresh) el.reset();
   const t0 = performance.now();
   let call = null;
   const onEvent = (e) => {
@@ -177,33 +254,69 @@ ASK = """async (text) => {
   }
   const status = await el.agent.status();
   const usage = status.models.find((m) => m.name === 'local model')?.usage;
-  // The first token: the engine's own clock from the request to the first piece of text,
-  // plus what came before the request in this step (ask -> the step began).
-  const before = call !== null && usage?.seconds ? call - usage.seconds * 1000 : 0;
-  const first = usage?.firstTokenMs != null ? before + usage.firstTokenMs : null;
-  return { first, call, usage };
+  return { call, usage };
 }"""
 
+FIRST, LATER = "add two mugs to my cart", "and one tote bag"
 
-def ask_runs(p: Any, bundle: Path, runs: int) -> None:
-    server = DemoServer([bundle, ROOT / "examples"], port=0).start()
+
+def ask_runs(p: Any, bundles: dict[str, Path], runs: int, wait_ms: int = 20_000) -> None:
+    """ask -> card (the ``tool-call`` event, or the answer) in the demo shop, 1 thread: the
+    first request after the download (the model loads in it, unless the page loaded and
+    warmed it before) and a later one in the same conversation; each run a fresh browser,
+    the bundles interleaved."""
+    servers = {
+        label: DemoServer([b, ROOT / "examples"], port=0).start() for label, b in bundles.items()
+    }
+    rows: dict[str, dict[str, list[float]]] = {label: {} for label in bundles}
     try:
-        browser, page = shop_page(p, server)
-        page.evaluate(ASK, "hello")  # loads the model
-        firsts, calls = [], []
         for _ in range(runs):
-            r = page.evaluate(ASK, "add two mugs to my cart")
-            print(f"  ask: {json.dumps(r)}", flush=True)
-            if r["first"] is not None:
-                firsts.append(r["first"] / 1000)
-            if r["call"] is not None:
-                calls.append(r["call"] / 1000)
-        browser.close()
+            for label, server in servers.items():
+                browser, page = shop_page(p, server)
+                page.wait_for_timeout(wait_ms)  # time to load and warm, if the code does
+                first = page.evaluate(ASK, [FIRST, True])
+                later = page.evaluate(ASK, [LATER, False])
+                browser.close()
+                row = rows[label]
+                for key, r in (("first", first), ("later", later)):
+                    if r["call"] is not None:
+                        row.setdefault(f"ask -> card, {key} (s)", []).append(r["call"] / 1000)
+                    usage = r.get("usage") or {}
+                    for name in ("promptTokens", "cachedTokens", "promptPerSecond"):
+                        if isinstance(usage.get(name), int | float):
+                            row.setdefault(f"{name}, {key}", []).append(usage[name])
+                row.setdefault("load average", []).append(os.getloadavg()[0])
+                print(f"  {label}: {json.dumps(first)} {json.dumps(later)}", flush=True)
     finally:
-        server.stop()
-    print("\nask in the demo shop (1 thread, model loaded, new conversation each time):")
-    print(f"  ask -> first token (s)   {median(firsts)}")
-    print(f"  ask -> tool call (s)     {median(calls)}")
+        for server in servers.values():
+            server.stop()
+    for label, row in rows.items():
+        print(
+            f"\nask in the demo shop ({label}; 1 thread; asked {wait_ms / 1000:.0f} s "
+            "after the download):"
+        )
+        for key, values in row.items():
+            print(f"  {key:28} {median(values)}")
+
+
+def bundle_at(ref: str) -> Path:
+    """A bundle built from the code of git commit ``ref`` (``git archive``; the same cache)."""
+    src = Path(tempfile.mkdtemp(prefix="local-model-bench-"))
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
+    )
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tf:
+        tf.extractall(src, filter="data")
+    out = ROOT / "dist" / f"local-model-bench-{''.join(c if c.isalnum() else '-' for c in ref)}"
+    code = (
+        "import sys; from pysite_agent.bundle import build_bundle; "
+        "build_bundle(sys.argv[1], include_local_model=True, progress=lambda m: None)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(src), "PYSITE_AGENT_CACHE_DIR": str(default_cache_dir())}
+    subprocess.run([sys.executable, "-c", code, str(out)], cwd=src, env=env, check=True)
+    shutil.rmtree(src, ignore_errors=True)
+    (out / "probe-blank.html").write_text("<!doctype html><title>bench</title>\n")
+    return out
 
 
 def eval_runs(p: Any, bundle: Path) -> None:
@@ -230,24 +343,53 @@ def eval_runs(p: Any, bundle: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--skip-evals", action="store_true")
-    parser.add_argument("--only-evals", action="store_true")
-    parser.add_argument("--only-load", action="store_true", help="load times only (1 thread)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--only",
+        choices=("engine", "ask", "evals", "load"),
+        action="append",
+        help="run only these parts (repeatable; default: engine, ask and evals)",
+    )
+    parser.add_argument("--threads", default="1,2", help="thread counts, e.g. 1,2 (default)")
+    parser.add_argument(
+        "--quant",
+        type=Path,
+        action="append",
+        default=[],
+        help="another GGUF file of the same model to compare, or Q8_0 / Q4_0 to make one from "
+        "the bundled file (needs the gguf package)",
+    )
+    parser.add_argument(
+        "--against",
+        metavar="REF",
+        help="also run the ask part on the code of git commit REF (e.g. HEAD~1), interleaved",
+    )
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=20.0,
+        help="seconds between the download and the first request (default 20)",
+    )
     args = parser.parse_args()
+    parts = set(args.only or ("engine", "ask", "evals"))
+    threads = tuple(int(n) for n in args.threads.split(","))
     from playwright.sync_api import sync_playwright
 
     report = build_bundle(BUNDLE, include_local_model=True, progress=lambda _m: None)
     (report.out_dir / "probe-blank.html").write_text("<!doctype html><title>bench</title>\n")
+    bundles = {"this tree": report.out_dir}
+    if args.against and "ask" in parts:
+        bundles[args.against] = bundle_at(args.against)
+    models = model_files(report.out_dir, args.quant)
     print(f"load average before: {load_average()}", flush=True)
     with sync_playwright() as p:
-        if args.only_load:
-            engine_runs(p, report.out_dir, args.runs, chat=False, threads=(False,))
-            return 0
-        if not args.only_evals:
-            engine_runs(p, report.out_dir, args.runs)
-            ask_runs(p, report.out_dir, args.runs)
-        if not args.skip_evals:
+        if "load" in parts:
+            engine_runs(p, report.out_dir, args.runs, models=models, threads=(1,), chat=False)
+        if "engine" in parts:
+            engine_runs(p, report.out_dir, args.runs, models=models, threads=threads)
+        if "ask" in parts:
+            ask_runs(p, bundles, args.runs, int(args.wait * 1000))
+        if "evals" in parts:
             eval_runs(p, report.out_dir)
     print(f"\nload average after: {load_average()}")
     return 0

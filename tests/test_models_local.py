@@ -12,6 +12,7 @@ engine runs in ``tests/browser/test_local_model.py``.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +20,10 @@ from typing import Any
 import jsonschema
 import pytest
 from aio import run
+from generators import hostile_text, hostile_value, scalar
 from helpers import ask
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pysite_agent as sa
 from pysite_agent.core.errors import SiteAgentError
@@ -34,6 +38,7 @@ from pysite_agent.models.local_schema import (
     grammar_schema,
     reply_schema,
 )
+from pysite_agent.models.local_warm import pieces, prompt_fraction
 
 SHA = "ab" * 32
 
@@ -62,6 +67,8 @@ class FakeEngine:
         self.refuse_schema = False
         self.context_chars: int | None = None  # prompts longer than this raise ContextError
         self.gate: asyncio.Event | None = None  # a chat waits on it between pieces
+        self.progress: list[Any] = []  # prompt_progress values sent before the reply
+        self.warms = 0
 
     async def status(self) -> dict[str, Any]:
         stored = self.size if self.state in ("cached", "loaded") else 0
@@ -87,8 +94,12 @@ class FakeEngine:
         return {"contextSize": 2048, "threads": 1, "webgpu": False, "loadMs": 4000}
 
     async def chat(self, request: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        on_text, signal = options["onText"], options["signal"]
         self.requests.append(request)
+        if "response_format" not in request:  # warm(): read the prompt, no reply wanted
+            assert request["max_tokens"] == 1 and "onText" not in options
+            self.warms += 1
+            return {"text": "", "timings": {"prompt_n": 90, "predicted_n": 1}}
+        on_text, signal = options["onText"], options["signal"]
         fmt = request["response_format"]
         assert fmt["type"] == "json_schema"
         schema = fmt["json_schema"]["schema"]
@@ -100,6 +111,9 @@ class FakeEngine:
         prompt = "".join(m["content"] for m in request["messages"])
         if self.context_chars is not None and len(prompt) > self.context_chars:
             raise EngineError("ContextError", "the request exceeds the available context size")
+        for value in self.progress:
+            await asyncio.sleep(0)
+            options["onProgress"](value)
         reply = self.replies.pop(0)
         value = reply(request) if callable(reply) else reply
         jsonschema.validate(value, schema)  # llama.cpp's grammar allows nothing else
@@ -607,3 +621,179 @@ def test_the_second_step_shows_the_call_and_its_result() -> None:
     sent = engine.requests[0]["messages"]
     assert [m["role"] for m in sent] == ["user"]  # no empty system message
     assert "Result of search_products: Found: Stoneware mug" in sent[0]["content"]
+
+
+def test_prompt_progress_becomes_thinking_events_with_progress() -> None:
+    engine = FakeEngine([{"type": "answer", "text": "hi"}])
+    engine.progress = [
+        {"total": 320, "cache": 0, "processed": 64, "time_ms": 5000},
+        {"total": 320, "cache": 0, "processed": 320, "time_ms": 25000},
+        "not progress",
+        {"total": 0, "cache": 0, "processed": 0},
+        {"total": 320, "cache": float("nan"), "processed": 64},
+    ]
+    agent = sa.create_site_agent(model=local_model("/m.gguf", engine=engine), tools=[])
+    events, result = run(ask(agent, "hello"))
+    assert result.status == "answered"
+    thinking = [e.to_json() for e in events if e.to_json()["type"] == "thinking"]
+    assert thinking == [
+        {"type": "thinking", "step": 1, "model": "local model"},
+        {"type": "thinking", "step": 1, "model": "local model", "progress": 0.2},
+        {"type": "thinking", "step": 1, "model": "local model", "progress": 1.0},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"total": 100, "cache": 60, "processed": 80}, 0.5),  # cached tokens are not new work
+        ({"total": 100, "cache": 100, "processed": 100}, 1.0),
+        ({"total": 100, "cache": 0, "processed": 250}, 1.0),
+        ({"total": 100, "cache": 0, "processed": -5}, 0.0),
+        ({"total": 100, "cache": 120, "processed": 5}, None),
+        ({"total": True, "cache": 0, "processed": 1}, None),
+        ({"total": 100, "cache": 0}, None),
+        ([1, 2, 3], None),
+        (None, None),
+    ],
+)
+def test_prompt_fraction(value: Any, expected: float | None) -> None:
+    assert prompt_fraction(value) == expected
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    value=st.one_of(
+        hostile_value,
+        st.fixed_dictionaries({"total": scalar, "cache": scalar, "processed": scalar}),
+    )
+)
+def test_prompt_fraction_of_anything_is_none_or_a_fraction(value: Any) -> None:
+    fraction = prompt_fraction(value)
+    assert fraction is None or 0.0 <= fraction <= 1.0
+
+
+# ---------------------------------------------------------------------------- warm
+
+
+def test_warm_reads_the_fixed_prefix_once_and_a_step_starts_with_it_byte_for_byte() -> None:
+    engine = FakeEngine([call("add_to_cart", product="mug", quantity=2)] * 2)
+    model = local_model("/models/m.gguf", sha256=SHA, engine=engine)
+    assert run(model.warm("You help on a shop.", SHOP_TOOLS)) is True
+    system, prefix = model.prefix("You help on a shop.", SHOP_TOOLS)
+    parts = pieces(prefix)
+    assert engine.loads == 1 and engine.warms == len(parts) > 1
+    warm = [r["messages"] for r in engine.requests]
+    assert warm[-1] == [{"role": "system", "content": system}, {"role": "user", "content": prefix}]
+    assert [m[1]["content"] for m in warm] == parts  # growing pieces, the last one whole
+    assert "add_to_cart(product: string, quantity: integer)" in prefix
+    assert prefix.endswith("\n") and "Visitor" not in prefix and "\u2063" not in prefix
+    assert model.last_warm["promptTokens"] == 90 * len(parts)
+    # the same prefix: nothing to do; the steps start with it, on this page and the next
+    assert run(model.warm("You help on a shop.", SHOP_TOOLS)) is False
+    run(model.respond(request()))
+    run(model.respond(request("and a tote bag")))
+    for sent in engine.requests[len(parts) :]:
+        assert sent["messages"][0] == warm[-1][0]
+        assert sent["messages"][1]["content"].startswith(prefix)
+    assert engine.loads == 1 and engine.warms == len(parts)
+    # another tool list (or other instructions): read again
+    assert run(model.warm("You help on a shop.", SHOP_TOOLS[:1])) is True
+    assert run(model.warm("Other words.", SHOP_TOOLS[:1])) is True
+
+
+def test_a_step_asked_during_the_warm_up_waits_for_it_with_its_progress() -> None:
+    engine = FakeEngine([{"type": "answer", "text": "Hello."}])
+    engine.gate = asyncio.Event()
+    model = local_model("/models/m.gguf", engine=engine)
+    real_chat = engine.chat
+
+    async def slow_chat(body: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        if "response_format" not in body:
+            await engine.gate.wait() if engine.gate else None
+        return await real_chat(body, options)
+
+    engine.chat = slow_chat  # type: ignore[method-assign]
+    agent = sa.create_site_agent(model=model, tools=[])
+
+    async def main() -> tuple[list[Any], sa.RunResult]:
+        warming = asyncio.ensure_future(model.warm("Be brief.", SHOP_TOOLS))
+        await asyncio.sleep(0.01)
+        asked = asyncio.ensure_future(ask(agent, "hello"))
+        await asyncio.sleep(0.01)
+        assert not asked.done() and engine.warms == 0  # the step waits for the warm-up
+        assert engine.gate is not None
+        engine.gate.set()
+        await warming
+        return await asked
+
+    events, result = run(main())
+    assert result.status == "answered"
+    progress = [e.to_json().get("progress") for e in events if e.to_json()["type"] == "thinking"]
+    parts = len(pieces(model.prefix("Be brief.", SHOP_TOOLS)[1]))
+    assert progress == [None, *[round(n / parts, 3) for n in range(1, parts + 1)]]
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=st.one_of(hostile_text(300), st.text(alphabet="ab\n", max_size=60)))
+def test_pieces_grow_to_the_whole_prefix_at_line_ends(text: str) -> None:
+    parts = pieces(text)
+    assert parts[-1] == text and 1 <= len(parts) <= 4
+    for before, after in itertools.pairwise(parts):
+        assert after.startswith(before) and len(after) > len(before)
+        assert before.endswith("\n")
+
+
+def test_warm_does_nothing_before_the_download_and_stops_on_abort() -> None:
+    engine = FakeEngine([], state="absent")
+    model = local_model("/models/m.gguf", engine=engine)
+    assert run(model.warm("x", SHOP_TOOLS)) is False
+    assert engine.loads == 0 and engine.requests == []
+    engine.state = "cached"
+    stop = AbortController()
+    stop.abort("reset")
+    with pytest.raises(AbortedError):
+        run(model.warm("x", SHOP_TOOLS, stop.signal))
+    assert engine.warms == 0
+
+
+def test_the_panels_status_has_the_kept_model_read_its_prefix_and_a_tool_change_again() -> None:
+    """The element's controller: ``status()`` (the panel opening, the download ending) starts
+    the warm-up in the background; a ``toolchange`` starts it again for the new tool list."""
+    from test_agent_visit import Bridge, shop_context
+
+    from pysite_agent.browser.element import create_controller
+
+    engine = FakeEngine([{"type": "answer", "text": "Hello."}])
+
+    class LocalBridge(Bridge):
+        def localEngine(self, options: Any) -> FakeEngine:  # the JS bridge's member name
+            return engine
+
+    async def main() -> None:
+        controller = create_controller(LocalBridge())
+        config = {"models": "local", "localModelUrl": "https://shop.example/m.gguf"}
+        context = shop_context()
+        status = json.loads(await controller.configure(json.dumps(config), {"tools": context}))
+        assert status["ok"], status
+        for _ in range(100):
+            if engine.warms and not controller._warming:
+                break
+            await asyncio.sleep(0.01)
+        first = engine.warms
+        assert first > 0 and engine.loads == 1
+        prefix = engine.requests[first - 1]["messages"][1]["content"]
+        assert "search_products(query?: string)" in prefix
+        result = json.loads(await controller.run("hello", 1))
+        assert result["ok"] and result["value"]["status"] == "answered"
+        assert engine.requests[-1]["messages"][1]["content"].startswith(prefix)
+        context.register("view_cart", lambda args: "empty", description="Show the cart.")
+        for _ in range(100):
+            if engine.warms > first and not controller._warming:
+                break
+            await asyncio.sleep(0.01)
+        assert engine.warms > first
+        assert "view_cart()" in engine.requests[-1]["messages"][1]["content"]
+        controller.close()
+
+    run(main())

@@ -328,6 +328,7 @@ class AgentRun:
                 signal=signal,
                 on_text=self._text_sink(signal, open_step),
                 on_trim=_trim_recorder(trace, step),
+                on_progress=self._progress_sink(step, signal, open_step),
             )
             started = monotonic_ms()
             try:
@@ -436,6 +437,19 @@ class AgentRun:
             self._emit(TextDeltaEvent(fragment))
 
         return on_text
+
+    def _progress_sink(
+        self, step: int, signal: AbortSignal, open_step: set[int]
+    ) -> Callable[[float], None]:
+        """``on_progress`` for one model call: ``thinking`` events with ``progress`` (0..1)."""
+
+        def on_progress(fraction: float) -> None:
+            ok = isinstance(fraction, int | float) and math.isfinite(fraction)
+            if ok and open_step and not signal.aborted:
+                value = round(min(1.0, max(0.0, float(fraction))), 3)
+                self._emit(ThinkingEvent(step, self._agent.model.name, value))
+
+        return on_progress
 
     async def _check_availability(self, signal: AbortSignal) -> None:
         """Fail fast with the right code when the model says it cannot answer on this device."""

@@ -94,6 +94,7 @@ from pysite_agent import (
     recorded_decisions,
     replay,
 )
+from pysite_agent.agent._gateway import unambiguous
 from pysite_agent.browser._config import ConfigError, ElementConfig, parse_config
 from pysite_agent.browser._js_values import JsModel as JsModel  # re-exported
 from pysite_agent.browser._js_values import (
@@ -169,6 +170,8 @@ class ElementController:
         self._page: dict[str, str] | None = None
         self._rid: int | None = None  # the id of the current run's events
         self._stops = 0  # abort() and reset() so far: a run() called before one does not start
+        self._warming: AbortController | None = None
+        self._warm_task: asyncio.Future[None] | None = None
 
     # ---- settings
 
@@ -222,6 +225,7 @@ class ElementController:
                 self._config_error = str(exc)
                 return fail("config", self._config_error)
             agent.on_event(self._emit)
+            agent.on_tools_change(self._warm)  # the source is closed with the agent
             agent.page = self._page
             self._agent, self._config, self._titles = agent, config, tools
         return await self.status()
@@ -248,6 +252,8 @@ class ElementController:
         states = [e["availability"] for e in entries]
         overall = next((s for s in AVAILABILITY_ORDER if s in states), "unavailable")
         active = next((e["name"] for e in entries if e["availability"] == "available"), None)
+        if active is not None:
+            self._warm()
         return ok(
             {"model": model.name, "active": active, "availability": overall, "models": entries}
         )
@@ -554,7 +560,38 @@ class ElementController:
 
     # ---- internals
 
+    def _warm(self) -> None:
+        """Let a model that can (the site's own: ``warm``, docs/local-model.md) read the fixed
+        start of its prompt now, in the background; best effort, once at a time."""
+        agent = self._agent
+        if agent is None or self._warming is not None or self._destroyed:
+            return
+        warms = [w for part in model_parts(agent.model) if (w := optional_member(part, "warm"))]
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # a tool change seen outside the event loop: the next status() warms
+            return
+        if not warms:
+            return
+        controller = self._warming = AbortController()
+
+        async def go() -> None:
+            try:
+                tools = [t.to_definition() for t in unambiguous(await agent.tools())]
+                for warm in warms:
+                    await ffi.maybe_await(warm(agent.instructions, tools, controller.signal))
+            except Exception:  # noqa: BLE001 - only a head start: the first step reads it anyway
+                pass
+            finally:
+                if self._warming is controller:
+                    self._warming = None
+
+        self._warm_task = loop.create_task(go())  # kept: a task needs a reference
+
     def _drop_agent(self) -> None:
+        if self._warming is not None:
+            self._warming.abort("reset")
+            self._warming = None
         agent, self._agent = self._agent, None
         self._titles = None
         if agent is not None:

@@ -54,12 +54,19 @@ class RunResult:
 
 @dataclass(frozen=True, slots=True)
 class ThinkingEvent:
+    """The model was asked (``progress`` ``None``), or says how much of its prompt it has
+    read (``progress``: 0.0 to 1.0, from :attr:`ModelRequest.on_progress`)."""
+
     type: ClassVar[str] = "thinking"
     step: int
     model: str
+    progress: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "step": self.step, "model": self.model}
+        out: dict[str, Any] = {"type": self.type, "step": self.step, "model": self.model}
+        if self.progress is not None:
+            out["progress"] = self.progress
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -290,6 +290,10 @@ class ModelRequest:
             :mod:`pysite_agent.core.history`) calls it with a
             :class:`~pysite_agent.core.history.Trim`; the agent records it as a trace
             ``trim`` step. Adapters that send everything never call it.
+        on_progress: an adapter that reads its prompt slowly (the in-page model on a CPU)
+            may call it with the fraction of the prompt read so far (a float, 0.0 to 1.0);
+            the agent emits it as a ``thinking`` event with ``progress``, a sign of life for
+            the panel. Others never call it.
     """
 
     instructions: str
@@ -298,6 +302,7 @@ class ModelRequest:
     signal: AbortSignal | None = field(default=None, compare=False, repr=False)
     on_text: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
     on_trim: Callable[[Any], None] | None = field(default=None, compare=False, repr=False)
+    on_progress: Callable[[float], None] | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """Protocol v1's request body: ``{version: 1, instructions, messages, tools}``."""

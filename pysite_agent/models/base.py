@@ -49,14 +49,16 @@ OPTIONAL_MEMBERS = (
     "download_bytes",
     "stored_bytes",
     "last_usage",
+    "warm",
 )
 """A model's optional members: ``availability()`` and ``prepare(on_progress, signal)`` (sync or
 async), ``reset()`` (a new conversation), ``can_prepare`` (a bool, when ``prepare`` exists but
 cannot always run), ``last_model_name`` (a chain: the model that answered the latest step),
 ``models`` (a chain: its models, in order), and for a model the site hosts (``local``):
 ``clear()`` (remove the copy kept on this device), ``download_bytes`` and ``stored_bytes``
-(its size, and what the kept copy takes, in bytes) and ``last_usage`` (the latest step's token
-counts, a dict)."""
+(its size, and what the kept copy takes, in bytes), ``last_usage`` (the latest step's token
+counts, a dict) and ``warm(instructions, tools, signal)`` (read the fixed start of the prompt
+before the visitor asks)."""
 
 _MISSING: Any = object()
 

@@ -65,7 +65,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pysite_agent import ffi
@@ -74,10 +74,11 @@ from pysite_agent.core.history import Trim
 from pysite_agent.core.instructions import BUILT_IN_INSTRUCTIONS
 from pysite_agent.core.signals import AbortedError, AbortSignal
 from pysite_agent.core.types import Availability, ModelRequest
-from pysite_agent.core.wire import parse_reply
+from pysite_agent.core.wire import parse_reply, user_message
 from pysite_agent.models.chrome.prompt import REPLY_FORMAT, build_prompt
 from pysite_agent.models.chrome.stream import AnswerStream
 from pysite_agent.models.local_schema import coarse_reply_schema, reply_schema
+from pysite_agent.models.local_warm import MARK, Warmer, prompt_fraction
 
 __all__ = ["REPLY_FORMAT", "LocalModel", "local_model"]
 
@@ -205,6 +206,7 @@ class LocalModel:
         self._factory = engine_factory
         self._why = ""
         self._chars_per_token = CHARS_PER_TOKEN
+        self._warmer = Warmer()
 
     @property
     def name(self) -> str:
@@ -367,6 +369,81 @@ class LocalModel:
             "temperature": self.temperature,
         }
 
+    def prefix(self, instructions: str, tools: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+        """The fixed start of every step's prompt: the system message (the rules and the
+        site's instructions) and the user message up to its conversation (the tool list, to
+        the line before the first message), as :meth:`respond` writes them, byte for byte."""
+        system = self.system_prompt(instructions)
+        text, _ = build_prompt(
+            [user_message(MARK)],
+            tools,
+            max_history=self.max_history,
+            max_prompt_chars=self._budget(system),
+        )
+        at = text.find(MARK)  # the prefix ends with the line before the conversation's first
+        return system, text[: text.rfind("\n", 0, at) + 1] if at > 0 else ""
+
+    async def warm(
+        self,
+        instructions: str,
+        tools: Sequence[Mapping[str, Any]],
+        signal: AbortSignal | None = None,
+    ) -> bool:
+        """Load the model and read the fixed start of the prompt (:meth:`prefix`) now, with no
+        reply, so that the visitor's first step pays only for their own words (llama.cpp
+        reuses it). Done once per prefix: again only when the instructions or the tool list
+        change. Nothing happens unless the model is kept on this device. It is read in
+        :data:`~pysite_agent.models.local_warm.PIECES` growing pieces, so that a step asked
+        meanwhile waits for it with progress (``on_progress``: "Reading the page's tools").
+
+        Returns:
+            Whether it read the prefix (``False``: not kept here, or already read).
+
+        Raises:
+            AbortedError: ``signal`` aborted.
+            SiteAgentError: as :meth:`respond` (``model-error``, ``model-unavailable``).
+        """
+        system, prefix = self.prefix(instructions, tools)
+        if self._warmer.done_for(system, prefix) or not prefix:
+            return False
+        state = (await self.status()).get("state")
+        if state not in ("cached", "loaded"):
+            return False
+        if signal is not None:
+            signal.throw_if_aborted()
+        engine = await self._engine_now()
+        with ffi.JsAbortLink(signal, for_js=ffi.is_js(engine)) as link:
+            try:
+                if state != "loaded":
+                    await self._load(engine, link)
+
+                async def read(piece: str) -> Any:
+                    messages = [{"role": "user", "content": piece}]
+                    if system:
+                        messages.insert(0, {"role": "system", "content": system})
+                    body = {"messages": messages, "max_tokens": 1, "temperature": 0}
+                    options = self._js_options(engine, {"signal": link.signal})
+                    reply = engine.chat(self._arg(engine, body), options)
+                    return ffi.json_to_py(await ffi.call_abortable(link, ffi.maybe_await(reply)))
+
+                await self._warmer.run(system, prefix, read, signal)
+            except (asyncio.CancelledError, SiteAgentError, AbortedError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - re-raised as the project's error
+                raise _mapped(exc, signal, "warm()") from None
+        return True
+
+    @property
+    def last_warm(self) -> dict[str, Any]:
+        """The latest warm-up: ``{"seconds", "promptTokens"?}`` (empty before one)."""
+        return dict(self._warmer.last)
+
+    async def _load(self, engine: Any, link: ffi.JsAbortLink) -> None:
+        options = self._js_options(engine, {"signal": link.signal})
+        info = await ffi.call_abortable(link, ffi.maybe_await(engine.load(options)))
+        info = ffi.json_to_py(info)
+        self.engine_info = dict(info) if isinstance(info, Mapping) else {}
+
     async def respond(self, request: ModelRequest) -> dict[str, Any]:
         """One step (see the module docstring).
 
@@ -378,6 +455,7 @@ class LocalModel:
                 ``model-unavailable``, ``model-error``, ``bad-reply`` or ``aborted``.
             AbortedError: ``request.signal`` aborted while the engine worked.
         """
+        await self._warmer.wait(request.on_progress, request.signal)  # a warm-up goes first
         status = await self.status()
         state = status.get("state")
         if (
@@ -402,14 +480,7 @@ class LocalModel:
         with ffi.JsAbortLink(signal, for_js=ffi.is_js(engine)) as link:
             try:
                 if state != "loaded":
-                    info = await ffi.call_abortable(
-                        link,
-                        ffi.maybe_await(
-                            engine.load(self._js_options(engine, {"signal": link.signal}))
-                        ),
-                    )
-                    info = ffi.json_to_py(info)
-                    self.engine_info = dict(info) if isinstance(info, Mapping) else {}
+                    await self._load(engine, link)
                 stage = "chat()"
                 reply = await self._ask(engine, request, link)
             except (asyncio.CancelledError, SiteAgentError):
@@ -495,13 +566,26 @@ class LocalModel:
                 with contextlib.suppress(Exception):  # a preview must not break the step
                     on_text(piece)
 
+        on_progress = request.on_progress
+
+        def progress(value: Any) -> None:
+            fraction = prompt_fraction(ffi.json_to_py(value))
+            if on_progress is not None and fraction is not None:
+                with contextlib.suppress(Exception):  # a sign of life must not break the step
+                    on_progress(fraction)
+
         owned = ffi.callback(forward, engine)
+        owned_progress = ffi.callback(progress, engine)
         try:
             body = self._arg(engine, self._request(request.instructions, text, schema))
-            options = self._js_options(engine, {"onText": owned.value, "signal": link.signal})
+            options = self._js_options(
+                engine,
+                {"onText": owned.value, "onProgress": owned_progress.value, "signal": link.signal},
+            )
             result = await ffi.call_abortable(link, ffi.maybe_await(engine.chat(body, options)))
         finally:
             owned.destroy()
+            owned_progress.destroy()
         value = ffi.json_to_py(result)
         if not isinstance(value, Mapping):
             raise SiteAgentError("bad-reply", "The site's model engine returned no reply.")

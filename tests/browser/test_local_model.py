@@ -8,15 +8,19 @@ shows its size and progress and can be cancelled (nothing kept); "add two mugs t
 ends in a call of a listed tool whose arguments its schema accepts (a card for
 ``add_to_cart``: Allow changes the cart) or in an answer, never in an invalid call; a second
 visit starts from the kept copy without a download; Stop ends a run during generation, and
-Stop as a token arrives leaves no uncaught rejection of the engine's stream; a damaged kept
-copy is offered for download again. The prompt's size in tokens is printed (run with ``-s``
-to see it): it is what the model's speed on this CPU is paid for.
+Stop as a token arrives leaves no uncaught rejection of the engine's stream, in Chromium and in
+Firefox; the time limit follows the model; a damaged kept copy is offered for download again.
+The first step reuses the rules and the tool list the panel had the model read in advance.
+The prompt's size in tokens is printed (run with ``-s`` to see it): it is what the model's
+speed on this CPU is paid for.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -149,6 +153,9 @@ def test_download_then_add_two_mugs_ends_in_a_valid_call_or_an_answer(
     [local] = [m for m in status["models"] if m["name"] == "local model"]
     print(f"\nlocal model, first step: {json.dumps(local['usage'])}")
     assert local["usage"]["promptTokens"] > 0
+    # The panel had the model read the rules and the tool list right after the download
+    # (models/local_warm.py): the step waited for that, if it was still running, and reused it.
+    assert local["usage"]["cachedTokens"] > 100, local["usage"]
     card = shop.page.locator("site-agent >> .card")
     if card.count():
         name = shop.events("tool-call")[-1]["call"]["name"]
@@ -176,6 +183,21 @@ def test_download_then_add_two_mugs_ends_in_a_valid_call_or_an_answer(
         print(f"cart after Allow: {shop.cart_items()}")
     else:
         assert not calls or calls[0]["call"]["name"] != "checkout" or shop.cart_count() == 0
+
+
+def test_the_time_limit_follows_the_model(shop: Shop) -> None:
+    limits = shop.page.evaluate(
+        f"""async () => {{
+            const {{ timeLimit }} = await import('/web/element/waiting.js');
+            const el = {EL};
+            const out = [timeLimit(el, 'local model'), timeLimit(el, 'chrome built-in')];
+            el.setAttribute('time-limit', '45');
+            out.push(timeLimit(el, 'local model'));
+            el.removeAttribute('time-limit');
+            return out;
+        }}"""
+    )
+    assert limits == [300_000, 90_000, 45_000]
 
 
 def test_a_second_visit_starts_from_the_kept_copy_and_stop_ends_generation(
@@ -237,6 +259,69 @@ def test_stop_after_a_token_leaves_no_uncaught_rejection(shop: Shop, page_log: P
         }""",
         MODEL_PATH,
     )
+    assert outcome["error"] == "AbortError" and outcome["pieces"] >= 1, outcome
+    assert outcome["uncaught"] == [], outcome
+
+
+FIREFOX_STOP_PAGE = """<!doctype html><meta charset="utf-8"><title>Stop in Firefox</title>
+<script type="module">
+const uncaught = [];
+addEventListener('unhandledrejection', (e) => uncaught.push(String(e.reason)));
+addEventListener('error', (e) => uncaught.push(String(e.message)));
+const out = {};
+try {
+  const { createLocalEngine } = await import('/web/runtime/local-model.js');
+  const engine = createLocalEngine({ url: '__MODEL__', threads: 1 });
+  out.state = (await engine.status()).state;
+  if (out.state !== 'cached') await engine.download({});
+  out.info = await engine.load();
+  const stop = new AbortController();
+  let pieces = 0;
+  try {
+    await engine.chat({ messages: [{ role: 'user', content: 'Count to fifty.' }], max_tokens: 64 },
+      { signal: stop.signal, onText: () => { pieces += 1; stop.abort(); } });
+  } catch (e) {
+    out.error = e.name;
+  }
+  out.pieces = pieces;
+  await new Promise((r) => setTimeout(r, 3000));  // the engine's own run ends meanwhile
+  await engine.unload();
+} catch (e) {
+  out.failure = String(e?.stack ?? e);
+}
+out.uncaught = uncaught;
+window.__result = out;
+</script>
+"""
+
+
+def test_stop_is_clean_in_firefox_too(site: DemoServer) -> None:
+    """Firefox (Debian's firefox-esr 153: JSPI and Memory64, so wllama's main build runs):
+    the engine host loads the model, and Stop as the first token arrives ends the reply with
+    an AbortError and leaves no uncaught rejection or error."""
+    sys.path.insert(0, str(REPO / "tests" / "engines"))
+    from engine_support import Unavailable, start_driver
+
+    try:
+        driver = start_driver("firefox")
+    except Unavailable as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Firefox cannot run here: {exc}")
+        pytest.skip(f"Firefox cannot run here: {exc}")
+    page = site.roots[0] / "firefox-stop.html"
+    page.write_text(FIREFOX_STOP_PAGE.replace("__MODEL__", MODEL_PATH))
+    try:
+        driver.get(site.url + "firefox-stop.html")
+        deadline = time.monotonic() + STEP_MS / 1000
+        outcome = None
+        while outcome is None and time.monotonic() < deadline:
+            time.sleep(1)
+            outcome = driver.execute_script("return window.__result ?? null")
+    finally:
+        driver.quit()
+    assert outcome is not None, "the engine did not finish in Firefox"
+    assert "failure" not in outcome, outcome
+    assert outcome["info"]["threads"] == 1, outcome
     assert outcome["error"] == "AbortError" and outcome["pieces"] >= 1, outcome
     assert outcome["uncaught"] == [], outcome
 

@@ -13,11 +13,13 @@ export function showEvent(panel, event, extra = {}) {
   // A call that began on the previous page has no tool-call event here: its title comes along.
   if (extra.title && event.call?.id) log.title(event.call.id, extra.title, false);
   const tool = event.call ? log.toolName(event.call) : null;
-  if (event.type === 'thinking') panel.waiting.start(timeLimit(panel.host));
+  const limit = timeLimit(panel.host, event.model);
+  const reading = Number.isFinite(event.progress) ? panel.t('reading', { percent: Math.round(event.progress * 100) }) : null;
+  if (event.type === 'thinking') panel.waiting.start(limit, reading);
   else panel.waiting.stop(); // any other sign from the model (or the run's end)
   switch (event.type) {
     case 'thinking':
-      panel.say(panel.t('thinking'));
+      panel.say(reading ?? panel.t('thinking'));
       break;
     case 'text-delta':
       log.delta(event.text);
@@ -71,7 +73,7 @@ export function showEvent(panel, event, extra = {}) {
       panel.render();
       const timedOut = panel.timedOut && result.status === 'aborted';
       panel.timedOut = false;
-      if (timedOut) showError(panel, { code: 'timeout', message: `no sign from the model for ${timeLimit(panel.host) / 1000} s` });
+      if (timedOut) showError(panel, { code: 'timeout', message: `no sign from the model for ${(panel.waiting.limit ?? timeLimit(panel.host)) / 1000} s` });
       else if (result.status === 'aborted') panel.say(panel.t('stopped'));
       else panel.say(result.status === 'error' && panel.errorText ? panel.errorText : panel.t('ready'));
       panel.host.dispatchEvent(new CustomEvent('site-agent-done', { detail: result, bubbles: true, composed: true }));

@@ -26,6 +26,8 @@ export const DEFAULT_STRINGS = {
   // A model that is slow to answer: a sign of life in the conversation.
   waiting: 'The assistant is thinking…',
   waitingLong: 'Still thinking… this is taking longer than usual.',
+  // The site's own model reading its prompt (the page's tools) on a slow CPU ({percent}: 0-100).
+  reading: 'Reading the page’s tools… {percent} %',
   working: 'Working…',
   toolRunning: 'Using {tool}…',
   toolDone: '{tool}: done.',

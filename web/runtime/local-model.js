@@ -18,6 +18,9 @@
 // A damaged or stale copy is deleted and offered for download again.
 
 export const CACHE_NAME = 'site-agent-models-v1';
+// Prompt tokens per batch: llama.cpp reports progress after each (its default of 512 gives
+// none before a short prompt is done); measured no slower for a 135M model (docs/local-model.md).
+export const PROMPT_BATCH = 64;
 const H_SHA = 'x-site-agent-sha256';
 const H_SIZE = 'x-site-agent-size';
 const H_TAG = 'x-site-agent-etag';
@@ -55,7 +58,7 @@ async function sha256Hex(blob) {
 export function engineSettings(options = {}, gpu = false) {
   const isolated = globalThis.crossOriginIsolated === true;
   const cores = Math.max(1, Number(globalThis.navigator?.hardwareConcurrency) || 1);
-  let threads = isolated ? Math.min(4, cores) : 1;
+  let threads = isolated ? Math.min(8, cores) : 1; // every core (up to 8) where SharedArrayBuffer is
   if (Number.isInteger(options.threads) && options.threads > 0) threads = isolated ? options.threads : 1;
   const webgpu = options.webgpu !== false && gpu;
   return { crossOriginIsolated: isolated, threads, webgpu };
@@ -305,6 +308,8 @@ class LocalEngine {
       n_threads: settings.threads,
       n_gpu_layers: settings.webgpu ? 99999 : 0,
       n_parallel: 1,
+      n_batch: PROMPT_BATCH,
+      n_ubatch: PROMPT_BATCH,
     });
     this.#wllama = wllama;
     this.#state = 'loaded';
@@ -325,7 +330,19 @@ class LocalEngine {
     };
   }
 
-  async chat(request, { onText, signal } = {}) {
+  // onProgress({total, cache, processed}): llama.cpp's prompt progress, in tokens, after each
+  // batch of PROMPT_BATCH tokens (a slow first step shows how far it got).
+  // One request at a time (llama.cpp has one slot): a step asked while the prefix is being
+  // warmed waits for it (and then reuses it); Stop ends the wait at once.
+  async chat(request, options = {}) {
+    const turn = this.#turn.then(() => this.#chat(request, options));
+    this.#turn = turn.catch(() => {});
+    return untilAborted(turn, options.signal);
+  }
+
+  #turn = Promise.resolve();
+
+  async #chat(request, { onText, onProgress, signal } = {}) {
     if (this.#state !== 'loaded') await this.load({ signal });
     if (signal?.aborted) throw abortError(signal);
     let text = '';
@@ -340,6 +357,13 @@ class LocalEngine {
         text += piece;
         onText?.(piece);
       }
+      if (chunk?.prompt_progress && onProgress) {
+        try {
+          onProgress(chunk.prompt_progress);
+        } catch {
+          // A sign of life must not break the reply.
+        }
+      }
       if (chunk?.usage) usage = chunk.usage;
       if (chunk?.timings) timings = chunk.timings;
     };
@@ -347,7 +371,9 @@ class LocalEngine {
       // wllama's callback form: one promise for the whole reply, which Stop rejects through
       // wllama's own abortSignal. (Its async-iterator form leaves a rejected promise behind
       // when the loop is left during generation: an uncaught AbortError.)
-      const run = this.#wllama.createChatCompletion({ ...request, stream: true, abortSignal: signal, onData });
+      const run = this.#wllama.createChatCompletion({
+        ...request, stream: true, return_progress: !!onProgress, abortSignal: signal, onData,
+      });
       await untilAborted(run, signal);
     } catch (error) {
       if (signal?.aborted || error?.name === 'AbortError') throw abortError(signal);
