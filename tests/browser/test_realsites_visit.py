@@ -47,6 +47,25 @@ KEY = "site-agent:default"
 
 
 @pytest.fixture(scope="module")
+def browser(playwright: Any, lane: str) -> Iterator[Any]:
+    """Headless Chromium for ``lane`` with its back/forward cache (Playwright turns it off by
+    default with ``--disable-back-forward-cache``)."""
+    from conftest import CHROMIUM_ARGS, CHROMIUM_BIN, LANES
+
+    instance = playwright.chromium.launch(
+        executable_path=CHROMIUM_BIN,
+        headless=True,
+        args=CHROMIUM_ARGS + LANES[lane],
+        ignore_default_args=["--disable-back-forward-cache"],
+        timeout=30_000,
+    )
+    try:
+        yield instance
+    finally:
+        instance.close()
+
+
+@pytest.fixture(scope="module")
 def site() -> Iterator[Any]:
     server = start_site()
     yield server
@@ -126,6 +145,29 @@ def test_a_page_back_from_the_bfcache_takes_up_the_newer_record(tab: Any, site: 
         "asked again on the shop page",
     ]
     assert record(tab)["by"] != "the-product-page"  # this page wrote after that
+
+
+def test_back_to_a_page_in_the_bfcache_after_the_conversation_went_on(tab: Any, site: Any) -> None:
+    start(tab, site)
+    tab.evaluate("window.__kept = 'the shop page itself'")  # gone if the page loads anew
+    assert tab.evaluate(f"{EL}.ask('asked on the shop page')")["status"] == "answered"
+    tab.goto(site.url + "product.html")
+    tab.wait_for_function(f"{EL}.state === 'ready'", timeout=BOOT_TIMEOUT_MS)
+    assert tab.evaluate(f"{EL}.ask('asked on the product page')")["status"] == "answered"
+    tab.go_back(wait_until="commit")
+    tab.wait_for_function(
+        f"{EL}.shadowRoot.querySelector('.log')?.textContent.includes('went on in another page')",
+        timeout=BOOT_TIMEOUT_MS,
+    )
+    assert tab.evaluate("window.__kept") == "the shop page itself"  # from the cache, not loaded
+    assert "asked on the product page" in tab.inner_text("site-agent >> .log")
+    tab.wait_for_function(f"{EL}.state === 'ready' && !{EL}.agent.running")
+    assert tab.evaluate(f"{EL}.ask('back on the shop page')")["status"] == "answered"
+    assert user_texts(tab.evaluate("window.__requests.at(-1)")) == [
+        "asked on the shop page",
+        "asked on the product page",
+        "back on the shop page",
+    ]
 
 
 def test_a_page_back_from_the_bfcache_with_no_newer_record_goes_on(tab: Any, site: Any) -> None:
