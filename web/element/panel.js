@@ -40,7 +40,6 @@ const unwrap = (text) => {
   return envelope.value;
 };
 
-
 export class Panel {
   ui = {};
   state = 'idle'; // idle | loading | failed | ready
