@@ -199,8 +199,12 @@ export class Visit {
     this.frozen = true;
   }
 
-  /** True when `record` holds a run that goes on in another page still open (another tab). */
+  /**
+   * True when `record` holds a run that goes on in another page still open (another tab). A
+   * tab the browser discarded to save memory (no pagehide) and loads again is this tab.
+   */
   elsewhere(record) {
+    if (globalThis.document?.wasDiscarded) return false;
     return !!record.state.run && !record.ended && record.hiddenAt === null && record.by !== undefined && record.by !== PAGE_ID;
   }
 
