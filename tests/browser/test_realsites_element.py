@@ -217,6 +217,31 @@ def test_a_pending_card_survives_a_route_change_that_moves_the_element(open_page
     assert page.evaluate("window.__ran") == 1
 
 
+def test_move_before_keeps_the_element_connected(open_page: Any) -> None:
+    page = open_page()
+    page.click("site-agent >> .launcher")
+    page.wait_for_selector("site-agent >> .panel", state="visible")
+    calls = page.evaluate(
+        f"""() => {{
+          const el = {EL};
+          const seen = [];
+          for (const name of ['addEventListener', 'removeEventListener']) {{
+            const original = window[name];
+            window[name] = function (type, ...rest) {{
+              if (type === 'pagehide') seen.push(name);
+              return original.call(this, type, ...rest);
+            }};
+          }}
+          const frame = document.createElement('div');
+          document.body.append(frame);
+          frame.moveBefore(el, null);  // a state-preserving move (Chromium 133+)
+          return seen;
+        }}"""
+    )
+    assert calls == []  # no disconnect and connect: the panel's listeners stay as they were
+    assert page.evaluate(f"{EL}.parentElement.tagName") == "DIV"
+
+
 # ---------------------------------------------------------------- relative URLs, worker mode
 
 
