@@ -178,7 +178,9 @@ def test_unavailable_chrome_model_falls_back_to_the_proxy(shop: Shop, stub: Prox
     real = shop.page.evaluate("LanguageModel.availability()")
     assert real == "unavailable"  # Debian Chromium has no on-device model
     seen = status(shop)
-    assert seen["model"] == f"Model: proxy ({PROXY_PATH})"
+    # A relative proxy-url is resolved against the page before it reaches the worker.
+    proxy_url = shop.page.evaluate("(p) => new URL(p, document.baseURI).href", PROXY_PATH)
+    assert seen["model"] == f"Model: proxy ({proxy_url})"
     assert seen["noModel"] is None and seen["sendDisabled"] is False
     stub.requests.clear()
     shop.ask("add two mugs to my cart")
@@ -192,7 +194,7 @@ def test_unavailable_chrome_model_falls_back_to_the_proxy(shop: Shop, stub: Prox
     assert {t["name"] for t in first["tools"]} >= {"add_to_cart", "checkout", "search_products"}
     assert [m["role"] for m in second["messages"]] == ["user", "assistant", "tool"]
     models = [s["model"] for s in outcome["result"]["trace"]["steps"] if s["kind"] == "model"]
-    assert models == [f"proxy ({PROXY_PATH})"] * 2
+    assert models == [f"proxy ({proxy_url})"] * 2
 
 
 def test_js_options_model_confirm_and_tools(shop: Shop) -> None:

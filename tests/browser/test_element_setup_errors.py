@@ -154,8 +154,12 @@ def test_a_bad_setting_after_a_stopped_run_replaces_stopped(shop: Shop) -> None:
 def test_relative_and_http_proxy_urls_are_accepted(shop: Shop) -> None:
     for url in ("/api/agent", "api/agent", "//127.0.0.1:9/api", "HTTP://127.0.0.1:9/api"):
         set_attributes(shop, models="proxy", proxy_url=url)
+        # A relative one is resolved against the page (document.baseURI) before it is used.
         shop.page.wait_for_function(
-            f"(url) => {EL}.agent.model === `proxy (${{url}})`", arg=url, timeout=10_000
+            f"""(url) => {EL}.agent.model === `proxy (${{
+              /^[a-z][a-z0-9+.-]*:/i.test(url) ? url : new URL(url, document.baseURI).href}})`""",
+            arg=url,
+            timeout=10_000,
         )
         state = setup_state(shop)
         assert state["box"] is None, (url, state)

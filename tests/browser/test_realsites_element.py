@@ -182,6 +182,66 @@ def test_moved_within_the_grace_period_the_same_agent_goes_on(open_page: Any, pr
     assert page.locator("site-agent >> .log .msg.user").count() == 2
 
 
+POKE = """() => {
+  const el = document.querySelector('site-agent');
+  window.__ran = 0;
+  el.options = {
+    model: { respond: (r) => r.messages.at(-1).role === 'tool'
+      ? { type: 'answer', text: 'done: ' + r.messages.at(-1).content }
+      : { type: 'tool', name: 'poke', arguments: {} } },
+    tools: [{ name: 'poke', description: 'Poke.', annotations: { readOnlyHint: false },
+              execute: () => { window.__ran += 1; return 'poked'; } }],
+  };
+}"""
+
+
+def test_a_pending_card_survives_a_route_change_that_moves_the_element(open_page: Any) -> None:
+    page = open_page()
+    page.click("site-agent >> .launcher")
+    ready(page)
+    page.evaluate(POKE)
+    page.wait_for_function(f"!{EL}.agent.running")
+    page.evaluate(f"() => {{ window.__result = {EL}.ask('poke it'); }}")
+    page.locator("site-agent >> .card").wait_for(timeout=10_000)
+    page.evaluate(
+        f"""async () => {{
+          const el = {EL};
+          el.remove();                                     // the old route unmounts ...
+          await new Promise((r) => setTimeout(r, 300));
+          document.body.prepend(el);                       // ... the new one mounts it again
+        }}"""
+    )
+    page.locator("site-agent >> .card .allow").click(timeout=5_000)
+    result = page.evaluate("window.__result")
+    assert result["status"] == "answered", result
+    assert page.evaluate("window.__ran") == 1
+
+
+def test_move_before_keeps_the_element_connected(open_page: Any) -> None:
+    page = open_page()
+    page.click("site-agent >> .launcher")
+    page.wait_for_selector("site-agent >> .panel", state="visible")
+    calls = page.evaluate(
+        f"""() => {{
+          const el = {EL};
+          const seen = [];
+          for (const name of ['addEventListener', 'removeEventListener']) {{
+            const original = window[name];
+            window[name] = function (type, ...rest) {{
+              if (type === 'pagehide') seen.push(name);
+              return original.call(this, type, ...rest);
+            }};
+          }}
+          const frame = document.createElement('div');
+          document.body.append(frame);
+          frame.moveBefore(el, null);  // a state-preserving move (Chromium 133+)
+          return seen;
+        }}"""
+    )
+    assert calls == []  # no disconnect and connect: the panel's listeners stay as they were
+    assert page.evaluate(f"{EL}.parentElement.tagName") == "DIV"
+
+
 # ---------------------------------------------------------------- relative URLs, worker mode
 
 

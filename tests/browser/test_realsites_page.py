@@ -72,10 +72,14 @@ def wait_until(page: Any, predicate: str, timeout_s: float = 60) -> None:
 # ---------------------------------------------------------------- Trusted Types
 
 
-def test_the_worker_starts_on_a_page_that_requires_trusted_types(
-    open_page: Any, page_log: Any
+@pytest.mark.parametrize("runtime", ["worker", "main"])
+def test_python_starts_on_a_page_that_requires_trusted_types(
+    open_page: Any, page_log: Any, runtime: str
 ) -> None:
-    page = open_page(csp="require-trusted-types-for 'script'; trusted-types site-agent")
+    page = open_page(
+        f'models="demo" runtime="{runtime}"',
+        csp="require-trusted-types-for 'script'; trusted-types site-agent",
+    )
     result = page.evaluate(f"{EL}.ask('hello')")
     assert result["status"] == "answered", result
     assert page.evaluate(f"{EL}.state") == "ready"

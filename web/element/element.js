@@ -178,6 +178,12 @@ export class SiteAgentElement extends HTMLElement {
     }, TEARDOWN_MS);
   }
 
+  /**
+   * Moved with moveBefore() (a framework that keeps state across moves): the element stays
+   * connected, so nothing ends, restarts or is listened for twice.
+   */
+  connectedMoveCallback() {}
+
   attributeChangedCallback(name, old, value) {
     if (old === value) return;
     if (name === 'open') {

@@ -40,7 +40,6 @@ const unwrap = (text) => {
   return envelope.value;
 };
 
-
 export class Panel {
   ui = {};
   state = 'idle'; // idle | loading | failed | ready
@@ -405,7 +404,27 @@ export class Panel {
     if (!this.transcript.empty) return;
     const found = visit.restoreInto((k, t) => this.transcript.restore(k, t));
     this.#restore = found?.pending;
+    if (found?.otherTab) this.transcript.note(this.t('otherTab'));
     if (found?.show) this.show({ focus: false });
+  }
+
+  /**
+   * Back from the back/forward cache after another page of the visit went on with the
+   * conversation (visit.js, shown()): this page's stale run and log are dropped, and the newer
+   * record is taken up as the next page would (its run goes on here), with a note saying so.
+   */
+  async #movedOn(visit, record) {
+    this.card.finish(false);
+    this.runs.reset();
+    this.waiting.stop();
+    this.#restore = null;
+    this.#kept = null;
+    if (this.#agent) await this.#call('reset');
+    this.transcript.clear();
+    if (record) this.restoreFrom(visit); // read from storage, where it still is
+    this.transcript.note(this.t('movedOn'));
+    this.render();
+    if (this.#agent && this.state === 'ready') await this.#restoreRun();
   }
 
   async #restoreRun() {
@@ -445,7 +464,11 @@ export class Panel {
 
   #onHide = () => this.#visit?.hidden(this.isOpen, this.transcript.data(), this.card.pending);
 
-  #onShow = (event) => event.persisted && this.#visit?.shown();
+  #onShow = (event) => {
+    const visit = event.persisted ? this.#visit : null;
+    const moved = visit?.shown();
+    if (moved) this.#movedOn(visit, moved.record).catch(() => {});
+  };
 
   #newChat() {
     this.reset();

@@ -42,6 +42,10 @@ export const DEFAULT_STRINGS = {
   newChat: 'New conversation',
   newChatDone: 'New conversation started.',
   notSaved: 'This conversation cannot be kept for the next page (the browser refused to store it); it goes on here.',
+  // Back/forward cache: another page of the visit went on with the conversation meanwhile.
+  movedOn: 'This conversation went on in another page; it is shown here as it is now.',
+  // A duplicated tab (or window.open) found a run that goes on in the first tab.
+  otherTab: 'A run of this conversation is going on in another tab: it goes on there, and this tab starts a new conversation.',
   confirmHeading: 'Allow {tool}?',
   confirmAnnounce: 'Confirmation needed: {tool}. Allow or deny.',
   noDetails: 'No details.',

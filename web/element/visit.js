@@ -3,7 +3,14 @@
 // leaves the browser). The element loads this file only when a record exists or a conversation starts.
 //
 // Record v1: {v: 1, name, savedAt, hiddenAt, open, log: [[kind, text], ...], state: {
-//   conversation: {version: 1, messages, afterUntrusted}, run: run state | null}, ended?}
+//   conversation: {version: 1, messages, afterUntrusted}, run: run state | null}, ended?,
+//   by?, rev?}
+// `by` is the id of the page (document) that wrote it last, PAGE_ID, kept in memory only
+// (sessionStorage is copied into a duplicated tab, memory is not); `rev` counts its writes.
+// A run is taken up only from a record whose page went away (hiddenAt set by pagehide) or
+// by the page that wrote it: a tab that finds a run going on in another (a copy, hiddenAt
+// null, another page's id) starts fresh. A page back from the back/forward cache compares
+// the stored record with its own: another page's write since wins (shown()).
 // `state` is what the Python controller's state() gives after each step. A record that fails
 // the checks below is removed and the element starts fresh; the conversation is never taken
 // without its afterUntrusted flag. A write that fails (private mode, quota) removes the record
@@ -19,6 +26,9 @@ const PREFIX = 'site-agent:';
 // What the panel says when a write fails (the element shows it as an error note).
 export const NOT_SAVED = 'this conversation cannot be kept for the next page (the browser refused to store it); it goes on here.';
 const MAX_LOG = 200;
+
+/** This document's id (never stored as such elsewhere than in records it writes). */
+export const PAGE_ID = globalThis.crypto?.randomUUID?.() ?? `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
 
 function storage() {
   try {
@@ -37,7 +47,8 @@ function valid(r, name) {
     && Array.isArray(r.log) && r.log.every((e) => Array.isArray(e) && e.length === 2
       && typeof e[0] === 'string' && typeof e[1] === 'string')
     && !!r.state && isConversation(r.state.conversation)
-    && (r.state.run === null || typeof r.state.run === 'object');
+    && (r.state.run === null || typeof r.state.run === 'object')
+    && (r.by === undefined || typeof r.by === 'string') && (r.rev === undefined || typeof r.rev === 'number');
 }
 
 export class Visit {
@@ -103,7 +114,7 @@ export class Visit {
 
   #merge(patch) {
     const base = this.record ?? { v: 1, name: this.name, hiddenAt: null, open: false, log: [], state: null };
-    this.record = { ...base, ...patch, savedAt: Date.now() };
+    this.record = { ...base, ...patch, savedAt: Date.now(), by: PAGE_ID, rev: (base.rev ?? 0) + 1 };
     if (this.record.log.length > MAX_LOG) this.record.log = this.record.log.slice(-MAX_LOG);
   }
 
@@ -162,6 +173,10 @@ export class Visit {
   restoreInto(render) {
     const record = this.read();
     if (!record) return null;
+    if (this.elsewhere(record)) {
+      this.clear(); // this tab's copy: this tab starts fresh (the other tab keeps its own)
+      return { pending: null, show: false, otherTab: true };
+    }
     for (const [kind, text] of record.log) render(kind, text);
     const pending = this.restorable();
     return { pending, show: record.open || !!(pending.run && !pending.ended) };
@@ -184,10 +199,39 @@ export class Visit {
     this.frozen = true;
   }
 
-  /** pageshow from the back/forward cache: this page goes on as it was. */
+  /**
+   * True when `record` holds a run that goes on in another page still open (another tab). A
+   * tab the browser discarded to save memory (no pagehide) and loads again is this tab.
+   */
+  elsewhere(record) {
+    if (globalThis.document?.wasDiscarded) return false;
+    return !!record.state.run && !record.ended && record.hiddenAt === null && record.by !== undefined && record.by !== PAGE_ID;
+  }
+
+  /**
+   * pageshow from the back/forward cache. When no other page wrote the record since this one
+   * hid, this page goes on as it was (null). Else the newer record wins: returns
+   * `{record}` (the stored one, or null when another page removed it: New conversation),
+   * and this page must take it up instead of its own; nothing is written here.
+   */
   shown() {
     this.frozen = false;
+    const mine = this.record;
+    let stored = null;
+    try {
+      stored = JSON.parse(storage()?.getItem(this.key) ?? 'null');
+    } catch {}
+    if (stored !== null && !valid(stored, this.name)) stored = null;
+    // Another page's write, or a record of this page's that another page removed (not one
+    // that this page failed to store).
+    const movedOn = stored ? stored.by !== PAGE_ID : !!mine?.state && this.failed === null;
+    if (movedOn) {
+      this.record = null;
+      this.#dirty = false;
+      return { record: stored };
+    }
     if (this.record) this.write({ hiddenAt: null });
+    return null;
   }
 
   /**
