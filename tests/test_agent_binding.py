@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pysite_agent as sa
-from pysite_agent.agent.agent import WITHDRAWN_TEXT
+from pysite_agent.agent._gateway import WITHDRAWN_TEXT
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}}
 

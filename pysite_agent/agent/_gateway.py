@@ -308,6 +308,27 @@ STALE_TEXT = (
 )
 
 
+DENIED_TEXT = (
+    "The visitor denied this call, so it was not run. Do not try it again in another way; "
+    "tell the visitor it was not done."
+)
+NO_CONFIRM_TEXT = (
+    "This call needs the visitor's approval and no one can approve it here, so it was not run."
+)
+WITHDRAWN_TEXT = (
+    "The page withdrew or changed this tool while the visitor was deciding, so this call was "
+    "not run. Use only the tools listed now; if the visitor still wants it, say what changed."
+)
+
+
+def denial_text(decision: Decision) -> str:
+    """What the model reads for a call that was not allowed: denied by the visitor, withdrawn
+    by the page while the card was open, or with no one to ask."""
+    if decision.cause == "withdrawn":
+        return WITHDRAWN_TEXT
+    return DENIED_TEXT if decision.by == "visitor" else NO_CONFIRM_TEXT
+
+
 VISITOR_WAIT_MS = 600_000
 """How long (ms) a form tool that waits for the visitor's submit may wait (10 minutes)."""
 

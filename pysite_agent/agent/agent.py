@@ -62,13 +62,6 @@ from pysite_agent.tools import default_tool_source
 from pysite_agent.tools.python_source import as_tool_source
 
 MAX_STEPS_RANGE = (1, 50)
-DENIED_TEXT = (
-    "The visitor denied this call, so it was not run. Do not try it again in another way; "
-    "tell the visitor it was not done."
-)
-NO_CONFIRM_TEXT = (
-    "This call needs the visitor's approval and no one can approve it here, so it was not run."
-)
 ABORTED_TEXT = "The run was stopped before this call finished; it may not have completed."
 NAVIGATED_TEXT = (
     "This call opened another page ({page}); what else it did is not known. The tools "
@@ -77,10 +70,6 @@ NAVIGATED_TEXT = (
 NAVIGATED_DENIED_TEXT = (
     "The visitor left the page before answering, so this call was not run. Do not try it "
     "again unless the visitor asks."
-)
-WITHDRAWN_TEXT = (
-    "The page withdrew or changed this tool while the visitor was deciding, so this call was "
-    "not run. Use only the tools listed now; if the visitor still wants it, say what changed."
 )
 PAGE_CHANGED_TEXT = (
     "The page changed during this request: the visitor is now on {page}. The conversation "
@@ -594,9 +583,7 @@ class AgentRun:
 
     def _denied(self, call: ToolCall, bound_call: ToolCall, decision: Decision) -> None:
         self._emit(ConfirmResultEvent(bound_call, decision))
-        text = DENIED_TEXT if decision.by == "visitor" else NO_CONFIRM_TEXT
-        if decision.cause == "withdrawn":
-            text = WITHDRAWN_TEXT
+        text = gateway.denial_text(decision)
         self._conv.messages.append(
             tool_result_message(call.id, call.name, text, is_error=True, denied=True)
         )
