@@ -12,7 +12,7 @@ bridge's ``localEngine(options)`` factory; tests pass a Python fake with the sam
     status()                               -> {state, size, stored, ...}   # cheap, cached
     download({onProgress, signal})         -> status   # fetch, check, keep (from a click)
     load({signal})                         -> {contextSize, threads, webgpu, loadMs}
-    chat(request, {onText, signal})        -> {text, usage: {prompt_tokens, completion_tokens}}
+    chat(request, {onText?, onProgress?, signal}) -> {text, usage, timings}  # one at a time
     clear()                                -> status   # remove the kept copy
 
 ``state`` is ``"absent"`` (not on this device), ``"downloading"``, ``"cached"`` (kept and
@@ -21,10 +21,12 @@ the site's file or from its own hash: it must be fetched again) or ``"unsupporte
 WebAssembly, no Cache Storage, or no engine files); ``size`` is the file's size in bytes when
 known, ``stored`` what the kept copy takes. ``request`` is the OpenAI chat shape llama.cpp's
 server reads: ``{messages, response_format, max_tokens, temperature}``; ``onText(chunk)``
-receives the reply's text as it is written. Errors are thrown with a ``name``:
-``AbortError``, ``NetworkError``, ``SchemaError`` (llama.cpp could not turn the
-``response_format`` into a grammar), ``ContextError`` (the prompt does not fit the context
-window), ``IntegrityError`` (the file's size or sha256 is not the expected one), others.
+receives the reply's text as it is written, ``onProgress({total, cache, processed})``
+llama.cpp's prompt progress (wllama 3.8.1 delivers it only at the prompt's end), and a
+``request`` without ``response_format`` (:meth:`LocalModel.warm`) only reads. Errors are
+thrown with a ``name``: ``AbortError``, ``NetworkError``, ``SchemaError`` (llama.cpp could not
+turn the ``response_format`` into a grammar), ``ContextError`` (the prompt does not fit the
+context window), ``IntegrityError`` (the file's size or sha256 is not the expected one), others.
 
 **A step** (:meth:`LocalModel.respond`):
 
