@@ -315,8 +315,13 @@ async function startPython({
     info.made = true;
     tell(info);
     report({ phase: "runtime", loaded: 1, total: 1, snapshot: info.state });
-    await installFromLock(pyodide, inLock, others, lock, report, signal, stamp);
+    // The wheels fetched beside the core's start, kept as zip files on sys.path as after a
+    // restore (not loadPackage, which fetched them again and unpacked them: 0.4-4.5 s).
+    report({ phase: "packages", loaded: 0, total: names.length });
+    placeWheels(pyodide, await wheels, false);
+    stamp("packages");
     signal?.throwIfAborted();
+    report({ phase: "packages", loaded: names.length, total: names.length });
     importModules(pyodide, modules, report, stamp);
     whenIdle(() => {
       makeInWorker(
