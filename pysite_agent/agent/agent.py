@@ -127,6 +127,13 @@ def _strict_reply(raw: Any) -> Any:
     try:
         return json.loads(json.dumps(raw, allow_nan=False))
     except (TypeError, ValueError, RecursionError) as exc:
+        if isinstance(exc, ValueError) and isinstance(raw, dict) and raw.get("type") == "tool":
+            # NaN/Infinity only in the arguments: passed on as JSON text, which the argument
+            # check refuses as an invalid call the model can correct (core.wire does the same).
+            rest = {k: v for k, v in raw.items() if k != "arguments"}
+            with contextlib.suppress(TypeError, ValueError):
+                text = json.dumps(raw.get("arguments"), allow_nan=True, ensure_ascii=False)
+                return {**json.loads(json.dumps(rest, allow_nan=False)), "arguments": text}
         reason = "too deeply nested" if isinstance(exc, RecursionError) else str(exc)
         raise SiteAgentError("bad-reply", f"the model's reply is not JSON data: {reason}") from None
 
