@@ -112,6 +112,28 @@ def new_driver(engine: str) -> Iterator[Callable[..., Any]]:
             instance.quit()
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Within each module, the tests of one engine together (pytest's own order otherwise), so
+    that a module with a second module-scoped parameter (``framework``) still starts one
+    browser per engine."""
+    order = {name: i for i, name in enumerate(ENGINES)}
+
+    def engine_of(item: pytest.Item) -> int:
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params if callspec is not None else {}
+        return order.get(params.get("engine"), -1)
+
+    start = 0
+    while start < len(items):
+        end = start
+        while end < len(items) and items[end].path == items[start].path:
+            end += 1
+        if items[start].path.parent == HERE:
+            items[start:end] = sorted(items[start:end], key=engine_of)
+        start = end
+
+
 # --------------------------------------------------------------------------- errors, artifacts
 
 

@@ -6,7 +6,7 @@ engines, and the Chromium lanes' helpers (``tests/browser/element_support.py``: 
 ``EL``) run on it unchanged. What it offers:
 
 - ``goto``, ``url``, ``evaluate(source, arg)`` (a function or an expression, awaited),
-  ``wait_for_function``, ``wait_for_selector``, ``wait_for_url``, ``wait_for_timeout``;
+  ``wait_for_function(source, arg)``, ``wait_for_selector``, ``wait_for_url``, ``wait_for_timeout``;
 - selectors in Playwright's piercing form, ``"site-agent >> .card"``: each part is a CSS
   selector searched in the light DOM and every open shadow root below the previous match;
   ``:nth=N`` is not supported, ``locator(...).nth(n)`` is;
@@ -241,10 +241,12 @@ class EnginePage:
             raise EvaluationError(f"{outcome['message']}\n{outcome['error']}")
         return outcome["value"]
 
-    def wait_for_function(self, source: str, timeout: float = 10_000, polling: float = 50) -> Any:
+    def wait_for_function(
+        self, source: str, arg: Any = None, timeout: float = 10_000, polling: float = 50
+    ) -> Any:
         deadline = time.monotonic() + timeout / 1000
         while True:
-            value = self.evaluate(source)
+            value = self.evaluate(source, arg)
             if value:
                 return value
             if time.monotonic() > deadline:
