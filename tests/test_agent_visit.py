@@ -399,3 +399,29 @@ def test_a_run_called_before_a_reset_or_stop_does_not_start(stop: str) -> None:
         controller.close()
 
     run(main())
+
+
+def test_the_controller_refuses_deep_json_from_the_page_with_a_clear_error() -> None:
+    # Settings, a trace, eval cases or a visit record nested 10,000 deep: a clear error from
+    # each entry point, never a RecursionError (or, in Pyodide, a dead interpreter).
+    deep = "[" * 10_000 + "]" * 10_000
+    deep_object = '{"a": ' * 10_000 + "1" + "}" * 10_000
+
+    async def main() -> None:
+        controller = create_controller(Bridge())
+        refused = json.loads(await controller.configure(deep_object, {"tools": shop_context()}))
+        assert refused["ok"] is False and "nested deeper than" in refused["error"]["message"]
+        assert json.loads(await controller.configure(CONFIG, {"tools": shop_context()}))["ok"]
+        for answer_ in (
+            await controller.restore(deep),
+            await controller.replay(deep),
+            await controller.evaluate(deep_object),
+        ):
+            envelope = json.loads(answer_)
+            assert envelope["ok"] is False, envelope
+            assert "nested deeper than" in envelope["error"]["message"], envelope
+        # and the controller still works
+        assert json.loads(await controller.run("search mugs", 1))["ok"]
+        controller.close()
+
+    run(main())

@@ -797,3 +797,17 @@ def test_the_panels_status_has_the_kept_model_read_its_prefix_and_a_tool_change_
         controller.close()
 
     run(main())
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_the_engines_reply_with_nan_arguments_is_an_invalid_call_and_deep_text_a_bad_reply(
+    constant: str,
+) -> None:
+    from pysite_agent.core.validation import check_arguments
+    from pysite_agent.models.local import _parse
+
+    reply = _parse('{"type": "tool", "name": "buy", "arguments": {"n": ' + constant + "}}")
+    assert reply["name"] == "buy" and not check_arguments(None, reply["arguments"]).ok
+    with pytest.raises(SiteAgentError) as caught:
+        _parse('{"type": "answer", "text": ' + "[" * 10_000 + "]" * 10_000 + "}")
+    assert caught.value.code == "bad-reply" and "nested deeper than" in str(caught.value)

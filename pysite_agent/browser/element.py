@@ -111,6 +111,7 @@ from pysite_agent.core.types import (
     ConfirmRequest,
     denial_cause,
 )
+from pysite_agent.core.validation import loads_strict
 from pysite_agent.core.visit import check_run, end_run, page_of
 from pysite_agent.models.base import (
     availability_of,
@@ -148,6 +149,17 @@ def fail(code: str, message: str) -> str:
 
 
 # --------------------------------------------------------------------------- controller
+
+
+MAX_INPUT_DEPTH = 256
+"""JSON the page hands over (settings, a trace, eval cases, a visit record) nesting deeper than
+this is refused with a clear error before it is parsed (docs/boundaries.md): a deep recursion
+raises ``RecursionError`` on CPython and overflows the JavaScript stack in Pyodide."""
+
+
+def _loads(text: str) -> Any:
+    """Strict JSON ``text`` from the page, depth-bounded (raises ``ValueError``)."""
+    return loads_strict(text, max_depth=MAX_INPUT_DEPTH)
 
 
 class ElementController:
@@ -188,7 +200,7 @@ class ElementController:
                 return fail("config", "The element was removed.")
             self._drop_agent()
             try:
-                raw = json.loads(config_json)
+                raw = _loads(config_json)
                 config = parse_config(raw)
                 with contextlib.suppress(ValueError):
                     self._page = page_of(raw.get("pageUrl"))
@@ -321,7 +333,7 @@ class ElementController:
                 if agent is None or config is None:
                     return fail("config", self._config_error)
                 try:
-                    trace = json.loads(trace_json)
+                    trace = _loads(trace_json)
                     confirm_value = ffi.field(js_values, "confirm")
                     if confirm_value == "recorded":
                         confirm: Any = recorded_decisions(trace)
@@ -370,7 +382,7 @@ class ElementController:
                 from pysite_agent.agent.evals import EvalSetError, load_eval_set, run_eval
 
                 try:
-                    data = json.loads(cases_json)
+                    data = _loads(cases_json)
                     page_tools = None
                     if not (isinstance(data, dict) and data.get("tools") is not None):
                         page_tools = [tool.to_json() for tool in await agent.tools()]
@@ -420,7 +432,7 @@ class ElementController:
             if self._busy:
                 return fail("busy", "A run is already in progress.")
             try:
-                record = json.loads(record_json)
+                record = _loads(record_json)
                 if not isinstance(record, dict):
                     raise ValueError("the record is not an object")
                 run = record.get("run")

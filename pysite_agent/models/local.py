@@ -65,7 +65,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -76,7 +75,7 @@ from pysite_agent.core.history import Trim
 from pysite_agent.core.instructions import BUILT_IN_INSTRUCTIONS
 from pysite_agent.core.signals import AbortedError, AbortSignal
 from pysite_agent.core.types import Availability, ModelRequest
-from pysite_agent.core.wire import parse_reply, user_message
+from pysite_agent.core.wire import load_reply_text, parse_reply, user_message
 from pysite_agent.models.chrome.prompt import REPLY_FORMAT, build_prompt
 from pysite_agent.models.chrome.stream import AnswerStream
 from pysite_agent.models.local_schema import coarse_reply_schema, reply_schema
@@ -598,10 +597,12 @@ def _parse(text: Any) -> dict[str, Any]:
     if not isinstance(text, str):
         raise SiteAgentError("bad-reply", "The site's model returned no text.")
     try:
-        value = json.loads(text)
-    except ValueError:
+        # Strict and depth-bounded; NaN in a tool's arguments becomes an invalid call.
+        value = load_reply_text(text)
+    except ValueError as exc:
         raise SiteAgentError(
-            "bad-reply", f"The site's model replied with text that is not JSON: {text[:200]!r}"
+            "bad-reply",
+            f"The site's model replied with text that is not JSON data ({exc}): {text[:200]!r}",
         ) from None
     return dict(parse_reply(value))
 
