@@ -248,14 +248,32 @@ def _origin(value: str) -> str:
 
 
 def _read_json(path: str, what: str) -> Any:
+    """The file's strict JSON data (:func:`pysite_agent.cli.trace.read_strict`: no ``NaN``,
+    nesting bounded by the eval reader's ``MAX_DEPTH``, lone surrogates made U+FFFD).
+
+    Raises:
+        SystemExit: one line, the file unreadable, not JSON or nested too deeply.
+    """
+    from pysite_agent.agent.evals import MAX_DEPTH
+    from pysite_agent.cli.trace import read_strict
+
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise SystemExit(f"{what}: {exc}") from None
-    except ValueError as exc:
+    except ValueError as exc:  # not UTF-8
         raise SystemExit(f"{what} {path} is not JSON: {exc}") from None
-    except RecursionError:
-        raise SystemExit(f"{what} {path} is nested too deeply to read") from None
+    try:
+        return read_strict(text, f"{what} {path}", max_depth=MAX_DEPTH)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+
+
+def _say(message: object) -> None:
+    """``message`` on stderr as people read it (:func:`pysite_agent.cli.trace.shown`)."""
+    from pysite_agent.cli.trace import shown
+
+    print(shown(str(message)), file=sys.stderr)
 
 
 def _write(option: str, path: str, text: str) -> bool:
@@ -269,11 +287,24 @@ def _write(option: str, path: str, text: str) -> bool:
 
 def write_reports(args: argparse.Namespace, data: dict[str, Any], table: str) -> bool:
     """Print the table (or the JSON for ``--json -``) and write ``--json``/``--junit``/
-    ``--html``; ``False`` when a file could not be written (said on stderr)."""
-    from pysite_agent.agent.eval_export import to_html, to_junit
+    ``--html``; ``False`` when a file could not be written (said on stderr).
 
-    text = json.dumps(data, indent=2, ensure_ascii=False)
-    print(text if args.json == "-" else table)
+    Every text in the reports is well formed (lone surrogates made U+FFFD,
+    :func:`pysite_agent.core.text.well_formed_json`), so each encodes as UTF-8; the printed
+    table also shows invisible and text-direction characters as ``⟦U+202E⟧``. The JSON is
+    written with ``allow_nan=False`` (JSON has no NaN): a report holding one is said on
+    stderr and nothing is written."""
+    from pysite_agent.agent.eval_export import to_html, to_junit
+    from pysite_agent.cli.trace import shown
+    from pysite_agent.core.text import well_formed_json
+
+    data = well_formed_json(data)
+    try:
+        text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+    except ValueError as exc:
+        _say(f"eval: the report cannot be written as JSON: {exc}")
+        return False
+    print(text if args.json == "-" else shown(table))
     ok = True
     if args.json and args.json != "-":
         ok = _write("--json", args.json, text + "\n") and ok
@@ -299,10 +330,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
         eval_set = load_eval_set(_read_json(args.cases, "CASES.json"), tools=tools)
         model = _model(args)
     except EvalSetError as exc:
-        print(f"{args.cases}: {exc}", file=sys.stderr)
+        _say(f"{args.cases}: {exc}")
         return 2
     except SystemExit as exc:
-        print(exc, file=sys.stderr)
+        _say(exc)
         return 2
     report = asyncio.run(
         run_eval(eval_set, model, instructions=args.instructions, max_steps=args.max_steps)
@@ -318,10 +349,9 @@ def gate(args: argparse.Namespace, data: dict[str, Any]) -> int:
     errored = [c for c in data["cases"] if c.get("error")]
     if errored:
         first = errored[0]["error"]
-        print(
+        _say(
             f"{len(errored)} of {len(data['cases'])} cases failed with an error (first: "
-            f"{first['code']}: {first['message']})",
-            file=sys.stderr,
+            f"{first['code']}: {first['message']})"
         )
         if getattr(args, "proxy", None) and "forbidden-origin" in first["message"]:
             print(
@@ -361,7 +391,7 @@ def _run_live(args: argparse.Namespace) -> int:
         data = _read_json(args.cases, "CASES.json")
         model = None if args.smoke else _model(args)
     except SystemExit as exc:
-        print(exc, file=sys.stderr)
+        _say(exc)
         return 2
     given = getattr(args, "browser", None)  # a caller's Playwright Browser, else launch one
     opened: AbstractContextManager[Any] = (
@@ -386,10 +416,10 @@ def _run_live(args: argparse.Namespace) -> int:
                 )
                 report, table = result.to_json(), result.table()
     except LivePageError as exc:
-        print(f"eval: {exc}", file=sys.stderr)
+        _say(f"eval: {exc}")
         return 2
     except EvalSetError as exc:
-        print(f"{args.cases}: {exc}", file=sys.stderr)
+        _say(f"{args.cases}: {exc}")
         return 2
     if not write_reports(args, report, table):
         return 2

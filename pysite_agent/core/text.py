@@ -11,6 +11,7 @@ pair is joined into its astral character.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 REPLACEMENT = "\ufffd"
@@ -49,15 +50,23 @@ def well_formed_json(value: Any) -> Any:
     """``value`` (JSON data: dict, list, str, number, bool, None) with every string, keys too,
     passed through :func:`well_formed`. Iterative (no recursion, so any depth); values of
     other types are kept as they are. Returns a new value when anything changed."""
+    return map_strings(value, well_formed)
+
+
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` (JSON data) with every string, keys too, replaced by ``change(string)``: a
+    new value of the same shape (dicts and lists are copied; other values kept as they are).
+    Iterative, so any nesting depth is safe. ``change`` is e.g. :func:`well_formed`, or
+    :func:`pysite_agent.core.display.reveal` for text shown to people."""
     root: list[Any] = [value]
     stack: list[tuple[Any, Any]] = [(root, 0)]
     while stack:
         parent, key = stack.pop()
         item = parent[key]
         if isinstance(item, str):
-            parent[key] = well_formed(item)
+            parent[key] = change(item)
         elif isinstance(item, dict):
-            copy = {well_formed(k) if isinstance(k, str) else k: v for k, v in item.items()}
+            copy = {change(k) if isinstance(k, str) else k: v for k, v in item.items()}
             parent[key] = copy
             stack.extend((copy, k) for k in copy)
         elif isinstance(item, list):
