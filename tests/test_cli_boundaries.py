@@ -185,3 +185,13 @@ def test_the_eval_table_reveals_bidi_characters(tmp_path: Path, capsys: Any) -> 
     assert "evil⟦U+202E⟧gnp.exe" in printed and "\u202e" not in printed
     # the JSON keeps the data exact (a reader of data, not a person, reads it)
     assert json.loads(report.read_text(encoding="utf-8"))["cases"][0]["name"] == "evil\u202egnp.exe"
+
+
+def test_junit_and_html_reports_reveal_controls_and_bidi(tmp_path: Path) -> None:
+    cases = _write_set(tmp_path, "bell\x07 evil\u202egnp.exe")
+    junit, html = tmp_path / "junit.xml", tmp_path / "report.html"
+    assert main(["eval", str(cases), "--junit", str(junit), "--html", str(html)]) == 0
+    names = [c.get("name") for c in ET.fromstring(junit.read_text("utf-8")).iter("testcase")]
+    assert "bell⟦U+0007⟧ evil⟦U+202E⟧gnp.exe" in names, names  # XML 1.0 has no U+0007
+    page = html.read_text(encoding="utf-8")
+    assert "evil⟦U+202E⟧gnp.exe" in page and "\u202e" not in page

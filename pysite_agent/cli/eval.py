@@ -291,12 +291,13 @@ def write_reports(args: argparse.Namespace, data: dict[str, Any], table: str) ->
 
     Every text in the reports is well formed (lone surrogates made U+FFFD,
     :func:`pysite_agent.core.text.well_formed_json`), so each encodes as UTF-8; the printed
-    table also shows invisible and text-direction characters as ``⟦U+202E⟧``. The JSON is
+    table, the JUnit XML and the HTML page (what people read) also show invisible and
+    text-direction characters and controls as ``⟦U+202E⟧``; the JSON keeps them. The JSON is
     written with ``allow_nan=False`` (JSON has no NaN): a report holding one is said on
     stderr and nothing is written."""
     from pysite_agent.agent.eval_export import to_html, to_junit
     from pysite_agent.cli.trace import shown
-    from pysite_agent.core.text import well_formed_json
+    from pysite_agent.core.text import map_strings, well_formed_json
 
     data = well_formed_json(data)
     try:
@@ -308,10 +309,13 @@ def write_reports(args: argparse.Namespace, data: dict[str, Any], table: str) ->
     ok = True
     if args.json and args.json != "-":
         ok = _write("--json", args.json, text + "\n") and ok
-    if args.junit:
-        ok = _write("--junit", args.junit, to_junit(data)) and ok
-    if args.html:
-        ok = _write("--html", args.html, to_html(data, title=f"Eval: {args.cases}")) and ok
+    if args.junit or args.html:
+        seen = map_strings(data, shown)  # for people (and XML 1.0, which has no C0 controls)
+        if args.junit:
+            ok = _write("--junit", args.junit, to_junit(seen)) and ok
+        if args.html:
+            title = shown(f"Eval: {args.cases}")
+            ok = _write("--html", args.html, to_html(seen, title=title)) and ok
     return ok
 
 
