@@ -140,3 +140,18 @@ def test_a_long_trace_scrolls_in_a_frame_of_bounded_height() -> None:
     _, _, result = a_run()
     trace = dict(result.trace, steps=result.trace["steps"] * 40)
     frame_document(sa.TraceView(trace)._repr_html_())  # checks the height bound
+
+
+def test_the_trace_view_shows_hidden_characters_as_markers_like_the_card() -> None:
+    from pysite_agent.core.display import TraceView
+
+    trace = {
+        "version": 1,
+        "model": "demo",
+        "startedAt": "2026-12-02T00:00:00Z",
+        "steps": [{"kind": "user", "at": 0, "text": "open evil\u202egnp.exe"}],
+    }
+    view = TraceView(trace)
+    assert "\u202e" not in view.html() and "⟦U+202E⟧" in view.html()
+    assert "\u202e" not in repr(view) and "⟦U+202E⟧" in repr(view)
+    assert view.trace["steps"][0]["text"] == "open evil\u202egnp.exe"  # the data stays as it is

@@ -25,6 +25,7 @@ from html import escape
 from typing import Any
 
 from pysite_agent.core.events import AgentEvent, RunResult
+from pysite_agent.core.text import map_strings
 
 HIDDEN_RANGES: tuple[tuple[int, int], ...] = (
     (0x0000, 0x0008),  # C0 controls, but tab, line feed and carriage return
@@ -125,10 +126,15 @@ class TraceView:
         self.trace = trace_of(trace)
         self.title = title
 
+    def _shown(self) -> dict[str, Any]:
+        # Invisible and text-direction characters as ⟦U+…⟧ markers, as on the card.
+        shown: dict[str, Any] = map_strings(self.trace, reveal)
+        return shown
+
     def html(self) -> str:
         from pysite_agent.core.trace_view import render_trace_html
 
-        return render_trace_html(self.trace, title=self.title)
+        return render_trace_html(self._shown(), title=self.title)
 
     def _repr_html_(self) -> str:
         from pysite_agent.core.trace_view import frame
@@ -138,7 +144,7 @@ class TraceView:
     def __repr__(self) -> str:
         from pysite_agent.core.trace_view import trace_text
 
-        return trace_text(self.trace)
+        return trace_text(self._shown())
 
 
 def event_line(event: dict[str, Any]) -> str:
