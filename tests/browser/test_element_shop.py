@@ -253,19 +253,21 @@ def test_a_second_ask_while_running_is_busy(fresh: Shop) -> None:
     assert fresh.last_ask()["result"]["status"] == "answered"
 
 
-def test_stale_tools_a_re_registered_tool_is_not_run(fresh: Shop) -> None:
+def test_a_card_whose_tool_is_registered_again_is_withdrawn_and_nothing_runs(
+    fresh: Shop,
+) -> None:
     fresh.ask("add two mugs to my cart")
     card = fresh.card()
-    # The page re-registers the tool while the visitor looks at the card.
+    # The page re-registers the tool while the visitor looks at the card: the card goes.
     fresh.page.evaluate("() => window.shop.register('add_to_cart')")
-    fresh.settle(100)
-    card.locator(".allow").click()
+    card.wait_for(state="detached", timeout=5_000)
     outcome = fresh.last_ask()
     assert outcome["result"]["status"] == "answered"
     assert fresh.cart_count() == 0
-    [result] = fresh.events("tool-result")
-    assert result["isError"] is True
-    assert result["text"].startswith("stale-tools")
+    assert fresh.events("tool-result") == []
+    [decision] = fresh.events("confirm-result")
+    assert decision["decision"]["allowed"] is False
+    assert decision["decision"]["cause"] == "withdrawn"
 
 
 # ---------------------------------------------------------------------------- events, trace
