@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pysite_agent.bundle import IntegrityError, _pins, _stdlib, build_bundle, default_cache_dir
+from pysite_agent.cli import main
 
 CACHE = default_cache_dir()
 TARBALL = CACHE / "npm" / f"pyodide-{_pins.PYODIDE.version}.tgz"
@@ -163,9 +164,23 @@ def test_the_bundle_names_it_in_the_lock_and_the_manifest(tmp_path: Path) -> Non
     assert manifest["files"]["pyodide/python_stdlib_pyc.zip"]["sha256"] == entry["sha256"]
     assert entry["sha256"] == _stdlib.lock_entry(copy)["stdlib"]["sha256"]
 
-    plain = build_bundle(
-        tmp_path / "without", cache_dir=CACHE, precompile=False, progress=lambda _m: None
-    )
-    lock = json.loads((plain.out_dir / "pyodide" / "pyodide-lock.json").read_text("utf-8"))
+    # The command line's --no-precompile leaves it out.
+    plain = tmp_path / "without"
+    assert main(["bundle", str(plain), "--cache", str(CACHE), "--no-precompile"]) == 0
+    lock = json.loads((plain / "pyodide" / "pyodide-lock.json").read_text("utf-8"))
     assert _stdlib.LOCK_KEY not in lock
-    assert not (plain.out_dir / "pyodide" / "python_stdlib_pyc.zip").exists()
+    assert not (plain / "pyodide" / "python_stdlib_pyc.zip").exists()
+    manifest = json.loads((plain / "bundle-manifest.json").read_text("utf-8"))
+    assert manifest["stdlib_bytecode"] is False
+    assert "pyodide/python_stdlib.zip" in manifest["files"]
+
+
+def test_a_failing_node_is_a_readable_error_and_nothing_is_cached(
+    pyodide_dir: Path, tmp_path: Path
+) -> None:
+    broken = tmp_path / "node"
+    broken.write_text("#!/bin/sh\necho 'first line' >&2\necho 'it broke' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    with pytest.raises(_stdlib.PrecompileError, match=r"Node exit 3\): first line\nit broke"):
+        _stdlib.add_precompiled(pyodide_dir, tmp_path / "cache", print, node=str(broken))
+    assert not list((tmp_path / "cache").rglob("*.zip"))
