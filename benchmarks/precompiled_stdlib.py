@@ -1,10 +1,11 @@
 """Pyodide's standard library with its bytecode, against the shipped one, in one run.
 
 ``python_stdlib.zip`` of Pyodide 314.0.7 holds only ``.py`` sources (559 modules, no ``.pyc``):
-every module a start imports is compiled first. This builds, with Pyodide itself in Node (the
-same CPython 3.14, so the same bytecode), a copy of the zip with an unchecked hash-based
+every module a start imports is compiled first. The bundle adds ``python_stdlib_pyc.zip``, made
+with Pyodide itself in Node (the same CPython 3.14, so the same bytecode:
+``pysite_agent/bundle/_stdlib.py``), a copy of the zip with an unchecked hash-based
 ``.pyc`` beside each ``.py`` (``zipimport`` takes ``NAME.pyc`` first and, unchecked, never
-reads the source to validate it; the sources stay for tracebacks), and times in headless
+reads the source to validate it; the sources stay for tracebacks). This times, in headless
 Chromium, on loopback, from ``import('pyodide.mjs')`` to Python having imported the modules
 the element's start imports from the standard library (``STDLIB_IMPORTS``):
 
@@ -23,13 +24,11 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
-import subprocess
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from browser_common import bundle, chromium, median, save
 
+from pysite_agent.bundle import _stdlib
 from pysite_agent.cli.demo import DemoServer
 
 #: What the element's start imports from the standard library (pysite_agent's own imports).
@@ -37,27 +36,6 @@ STDLIB_IMPORTS = (
     "json, asyncio, dataclasses, typing, enum, urllib.parse, html, ipaddress, uuid, fractions, "
     "pprint, importlib.resources, contextlib, functools, re"
 )
-
-MAKE = r"""
-import { writeFileSync } from "node:fs";
-const [base, out] = process.argv.slice(2);
-const { loadPyodide } = await import(base + "pyodide.mjs");
-const py = await loadPyodide({ indexURL: base });
-py.runPython(`
-import zipfile, importlib.util, importlib._bootstrap_external as ext
-src = zipfile.ZipFile('/lib/python314.zip')
-out = zipfile.ZipFile('/tmp/out.zip', 'w', zipfile.ZIP_DEFLATED)
-for info in src.infolist():
-    data = src.read(info.filename)
-    if info.filename.endswith('.py'):
-        code = compile(data, '/lib/python314.zip/' + info.filename, 'exec', dont_inherit=True)
-        pyc = ext._code_to_hash_pyc(code, importlib.util.source_hash(data), False)
-        out.writestr(info.filename + 'c', bytes(pyc))
-    out.writestr(info, data)
-out.close()
-`);
-writeFileSync(out, py.FS.readFile("/tmp/out.zip"));
-"""
 
 TIMED = """async ([stdlib, imports]) => {
   const t0 = performance.now();
@@ -71,14 +49,6 @@ TIMED = """async ([stdlib, imports]) => {
 }"""
 
 EMPTY_PAGE = "<!doctype html><meta charset='utf-8'><title>bare</title><p>bare"
-
-
-def make_bytecode_zip(pyodide_dir: Path, out: Path) -> None:
-    script = out.with_suffix(".mjs")
-    script.write_text(MAKE, encoding="utf-8")
-    subprocess.run(
-        ["node", str(script), str(pyodide_dir) + "/", str(out)], check=True, capture_output=True
-    )
 
 
 def visit(context: Any, url: str, stdlib: str | None) -> dict[str, float]:
@@ -100,32 +70,30 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     root = bundle()
     results: dict[str, list[dict[str, float]]] = {}
-    with tempfile.TemporaryDirectory(prefix="pysite-pyc-") as tmp:
-        extra = Path(tmp) / "extra"
-        extra.mkdir()
-        zipped = extra / "python_stdlib_pyc.zip"
-        make_bytecode_zip(root / "pyodide", zipped)
-        server = DemoServer([Path(tmp), root], port=0, cache_control="max-age=3600").start()
-        ways = {"source": None, "bytecode": server.url + "extra/python_stdlib_pyc.zip"}
-        try:
-            with chromium() as browser:
-                for _ in range(args.runs):
-                    for way, stdlib in ways.items():
-                        context = browser.new_context()
-                        cold = visit(context, server.url, stdlib)
-                        warm = visit(context, server.url, stdlib)
-                        context.close()
-                        for state, row in (("cold", cold), ("warm", warm)):
-                            results.setdefault(f"{way} {state}", []).append(row)
-                        print(f"{way:8} cold {cold} warm {warm}", flush=True)
-        finally:
-            server.stop()
-        shipped = (root / "pyodide" / "python_stdlib.zip").read_bytes()
-        ours = zipped.read_bytes()
-        sizes = {
-            "source": [len(shipped), len(gzip.compress(shipped, 6))],
-            "bytecode": [len(ours), len(gzip.compress(ours, 6))],
-        }
+    zipped = root / "pyodide" / _stdlib.FILE_NAME
+    if not zipped.is_file():
+        raise SystemExit(f"{zipped} is missing: the bundle needs Node 20+ to make it")
+    server = DemoServer([root], port=0, cache_control="max-age=3600").start()
+    ways = {"source": None, "bytecode": server.url + "pyodide/" + _stdlib.FILE_NAME}
+    try:
+        with chromium() as browser:
+            for _ in range(args.runs):
+                for way, stdlib in ways.items():
+                    context = browser.new_context()
+                    cold = visit(context, server.url, stdlib)
+                    warm = visit(context, server.url, stdlib)
+                    context.close()
+                    for state, row in (("cold", cold), ("warm", warm)):
+                        results.setdefault(f"{way} {state}", []).append(row)
+                    print(f"{way:8} cold {cold} warm {warm}", flush=True)
+    finally:
+        server.stop()
+    shipped = (root / "pyodide" / "python_stdlib.zip").read_bytes()
+    ours = zipped.read_bytes()
+    sizes = {
+        "source": [len(shipped), len(gzip.compress(shipped, 6))],
+        "bytecode": [len(ours), len(gzip.compress(ours, 6))],
+    }
     load_after = os.getloadavg()[0]
     print(f"load average before {load_before:.1f}, after {load_after:.1f}")
     print(f"zip bytes raw / gzipped: {sizes}")

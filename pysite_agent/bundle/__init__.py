@@ -20,6 +20,7 @@ from pysite_agent.bundle._compress import ENCODINGS, negotiate
 from pysite_agent.bundle._fetch import DownloadError, IntegrityError
 from pysite_agent.bundle._jupyterlite import build_jupyterlite
 from pysite_agent.bundle._lock import LockError, rewrite_lock
+from pysite_agent.bundle._stdlib import PrecompileError
 
 BUILD_ERRORS = (
     DownloadError,
@@ -27,6 +28,7 @@ BUILD_ERRORS = (
     LockError,
     LookupError,
     OSError,
+    PrecompileError,
     tarfile.TarError,
     zipfile.BadZipFile,
 )
@@ -42,6 +44,7 @@ __all__ = [
     "DownloadError",
     "IntegrityError",
     "LockError",
+    "PrecompileError",
     "build_bundle",
     "build_jupyterlite",
     "checkout_root",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pysite_agent.bundle import _compress, _fetch, _jscomments, _lock, _pins, _wheels
+from pysite_agent.bundle import _compress, _fetch, _jscomments, _lock, _pins, _stdlib, _wheels
 
 MANIFEST = "bundle-manifest.json"
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent  # .../pysite_agent
@@ -160,6 +160,7 @@ def build_bundle(
     include_test_wheels: bool = False,
     extra_wheels: Sequence[_pins.Wheel] = (),
     include_local_model: bool = False,
+    precompile: bool = True,
     progress: Callable[[str], object] = print,
 ) -> BundleReport:
     """Write a folder a site can host as-is, with no request to any third party.
@@ -180,6 +181,9 @@ def build_bundle(
     (e.g. :data:`~pysite_agent.bundle._pins.JUPYTERLITE_WHEELS`; one listed twice is copied once).
     ``include_local_model`` adds the in-page model engine (``wllama/``) and SmolLM2-135M
     (``models/``, about 98 MB; see :mod:`pysite_agent.bundle._local_model`).
+    ``precompile`` adds ``pyodide/python_stdlib_pyc.zip``, the standard library with its
+    bytecode, made with Pyodide under Node 20+ and named in the lock (without Node the build
+    says so and ships the plain zip; see :mod:`pysite_agent.bundle._stdlib`).
     """
     started = time.monotonic()
     out = Path(out_dir).resolve()
@@ -236,9 +240,13 @@ def build_bundle(
             source = "installed"
             progress(f"packed {own.name} from the installed package")
 
-        # 4. The lock, listing exactly these wheels.
+        # 4. The lock, listing exactly these wheels (and the precompiled standard library).
         lock = _lock.rewrite_lock(upstream_lock, sorted(pyodide_dir.glob("*.whl")))
         _write_json(pyodide_dir / "pyodide-lock.json", lock)
+        stdlib = _stdlib.add_precompiled(pyodide_dir, cache, progress) if precompile else None
+        if stdlib is not None:
+            lock[_stdlib.LOCK_KEY] = _stdlib.lock_entry(stdlib)
+            _write_json(pyodide_dir / "pyodide-lock.json", lock)
 
         # 5. The page-side files.
         loader, web = _asset_sources()
@@ -274,6 +282,7 @@ def build_bundle(
                 },
                 "packages": packages,
                 "test_wheels": include_test_wheels,
+                "stdlib_bytecode": _stdlib.LOCK_KEY in lock,
                 **({"local_model": local_model} if local_model is not None else {}),
                 "files": {f.path: {"sha256": f.sha256, "size": f.size} for f in files},
             },

@@ -45,6 +45,10 @@ PYODIDE = Tarball(
     ),
 )
 
+#: sha256 of ``python_stdlib.zip`` in :data:`PYODIDE`'s tarball (the source of the bytecode copy,
+#: ``_stdlib.py``; checked again before it is compiled).
+PYODIDE_STDLIB_SHA256 = "fa1957e5777068fc4f7437f96d860ae2fbe9c19732ba06c84e004ec16dd7dd7a"
+
 #: Pure-Python wheels the agent needs in the browser (the pysite_agent wheel is added to these).
 RUNTIME_WHEELS: tuple[Wheel, ...] = (
     Wheel(

@@ -24,7 +24,7 @@ EXPECTED = {
     "/pyodide/pyodide.mjs",
     "/pyodide/pyodide.asm.mjs",
     "/pyodide/pyodide.asm.wasm",
-    "/pyodide/python_stdlib.zip",
+    "/pyodide/python_stdlib_pyc.zip",  # the standard library with its bytecode (docs/bundle.md)
     "/pyodide/pyodide-lock.json",
 }
 SAVE_DATA = """Object.defineProperty(Navigator.prototype, 'connection', {

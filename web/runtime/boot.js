@@ -264,6 +264,7 @@ async function startPython({
     lockFileContents: lock,
     packageBaseUrl: new URL(".", lockURL).href,
   };
+  if (stdlibURL(lock, lockURL)) settings.stdLibURL = stdlibURL(lock, lockURL);
   if (module.version === snapshots.PYODIDE_VERSION) {
     const create = await asm.catch(() => null);
     if (typeof create === "function") settings.createPyodideModule = timedFactory(create, stamp);
@@ -374,9 +375,10 @@ async function startPython({
 export async function prefetchPython({ indexURL, lockFileURL, packages } = {}) {
   const base = folderURL(indexURL ?? new URL("../../pyodide/", import.meta.url));
   const lockURL = new URL(lockFileURL ?? "pyodide-lock.json", base).href;
-  const files = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip"]
-    .map((name) => new URL(name, base).href);
   const lock = await fetchLock(lockURL, undefined, false);
+  const files = ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm"]
+    .map((name) => new URL(name, base).href);
+  files.push(stdlibURL(lock, lockURL) ?? new URL("python_stdlib.zip", base).href);
   if (lock?.packages) {
     const { inLock } = splitWanted(packages ?? ["pysite-agent"], lock);
     for (const name of closure(lock, inLock)) {
@@ -427,6 +429,12 @@ function makeInWorker(options, done) {
   };
   worker.onerror = (event) => finish({ saved: false, reason: `worker: ${event.message ?? "failed"}` });
   worker.postMessage(options);
+}
+
+/** The bytecode stdlib zip named in the lock (pysite_agent/bundle/_stdlib.py), else null. */
+function stdlibURL(lock, lockURL) {
+  const name = lock?.pysite_agent?.stdlib?.file_name;
+  return typeof name === "string" && name ? new URL(name, new URL(".", lockURL)).href : null;
 }
 
 /** Where the wheels live as zip files on `sys.path` (the same path in every snapshot). */
