@@ -222,7 +222,7 @@ def engine_runs(
             print(f"  {key:20} {median(values)}")
 
 
-BUILD_RUN = """async ([model, messages, schema, compat, batch]) => {
+BUILD_RUN = """async ([model, messages, schema, compat, batch, extra]) => {
   const { Wllama } = await import('/wllama/index.js');
   const abs = (path) => new URL(path, location.href).href;
   const w = new Wllama({ default: abs('/wllama/wllama.wasm') },
@@ -235,7 +235,7 @@ BUILD_RUN = """async ([model, messages, schema, compat, batch]) => {
   const blob = await (await fetch(model)).blob();
   let t = performance.now();
   await w.loadModel([blob], { n_ctx: 2048, n_threads: 1, n_parallel: 1, n_batch: batch,
-    n_ubatch: batch });
+    n_ubatch: batch, ...extra });
   const out = { loadMs: performance.now() - t, multithread: w.isMultithread() };
   let timings = null;
   let text = '';
@@ -254,12 +254,19 @@ COMPAT_SHA256 = "94d433b69a17ae3a8b71d9e0a778630a40f320663a91888fd561bfdd617ef4e
 
 
 def build_runs(
-    p: Any, bundle: Path, runs: int, compat_tgz: Path | None, batches: list[int]
+    p: Any,
+    bundle: Path,
+    runs: int,
+    compat_tgz: Path | None,
+    batches: list[int],
+    variants: list[dict[str, Any]],
 ) -> None:
     """wllama's two builds, one thread, per batch size (``n_batch`` = ``n_ubatch``): the bundled
     one (Memory64, JSPI) and, with ``--compat TGZ``, its compatibility build (32-bit memory,
     Asyncify; npm ``@wllama/wllama-compat`` 3.8.1, sha256-checked, put beside the bundle's
-    ``wllama/`` for the run). Fresh browser per run, rows interleaved."""
+    ``wllama/`` for the run), and per ``variants`` (more ``loadModel`` options each, e.g.
+    ``{"flash_attn": false}``; ``{}`` is wllama's defaults). Fresh browser per run, rows
+    interleaved."""
     builds = ["memory64"]
     if compat_tgz is not None:
         data = compat_tgz.read_bytes()
@@ -279,26 +286,28 @@ def build_runs(
     server.start()
     try:
         for _ in range(runs):
-            for build in builds:
-                for batch in batches:
-                    row = results.setdefault(f"{build}, n_batch {batch}", {})
-                    browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-                    page = browser.new_context().new_page()
-                    page.set_default_timeout(900_000)
-                    page.goto(server.url + "probe-blank.html")
-                    args = [MODEL, messages, schema, build != "memory64", batch]
-                    out = page.evaluate(BUILD_RUN, args)
-                    browser.close()
-                    t = out.get("timings") or {}
-                    row.setdefault("load (s)", []).append(out["loadMs"] / 1000)
-                    row.setdefault("prompt tokens/s", []).append(t.get("prompt_per_second"))
-                    row.setdefault("generated tokens/s", []).append(t.get("predicted_per_second"))
-                    row.setdefault("load average", []).append(os.getloadavg()[0])
-                    print(
-                        f"  {build} n_batch {batch}: {json.dumps(out.get('text'))[:70]} "
-                        f"{json.dumps({k: t.get(k) for k in TIMING_KEYS})} load {load_average()}",
-                        flush=True,
-                    )
+            for build, batch, extra in (
+                (b, n, v) for b in builds for n in batches for v in variants
+            ):
+                label = f"{build}, n_batch {batch}" + (f", {json.dumps(extra)}" if extra else "")
+                row = results.setdefault(label, {})
+                browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+                page = browser.new_context().new_page()
+                page.set_default_timeout(900_000)
+                page.goto(server.url + "probe-blank.html")
+                args = [MODEL, messages, schema, build != "memory64", batch, extra]
+                out = page.evaluate(BUILD_RUN, args)
+                browser.close()
+                t = out.get("timings") or {}
+                row.setdefault("load (s)", []).append(out["loadMs"] / 1000)
+                row.setdefault("prompt tokens/s", []).append(t.get("prompt_per_second"))
+                row.setdefault("generated tokens/s", []).append(t.get("predicted_per_second"))
+                row.setdefault("load average", []).append(os.getloadavg()[0])
+                print(
+                    f"  {label}: {json.dumps(out.get('text'))[:70]} "
+                    f"{json.dumps({k: t.get(k) for k in TIMING_KEYS})} load {load_average()}",
+                    flush=True,
+                )
     finally:
         server.stop()
     for label, row in results.items():
@@ -374,7 +383,13 @@ def ask_runs(p: Any, bundles: dict[str, Path], runs: int, wait_ms: int = 20_000)
                     if r["call"] is not None:
                         row.setdefault(f"ask -> card, {key} (s)", []).append(r["call"] / 1000)
                     usage = r.get("usage") or {}
-                    for name in ("promptTokens", "cachedTokens", "promptPerSecond"):
+                    for name in (
+                        "promptTokens",
+                        "cachedTokens",
+                        "promptPerSecond",
+                        "completionTokens",
+                        "generatedPerSecond",
+                    ):
                         if isinstance(usage.get(name), int | float):
                             row.setdefault(f"{name}, {key}", []).append(usage[name])
                 row.setdefault("load average", []).append(os.getloadavg()[0])
@@ -470,6 +485,13 @@ def main() -> int:
         "(npm pack @wllama/wllama-compat@3.8.1)",
     )
     parser.add_argument("--batch", default="64,512", help="builds: n_batch values (default 64,512)")
+    parser.add_argument(
+        "--variant",
+        type=json.loads,
+        action="append",
+        help="builds: more loadModel options as JSON, e.g. '{\"flash_attn\": false}' "
+        "(repeatable; default: wllama's defaults only)",
+    )
     args = parser.parse_args()
     parts = set(args.only or ("engine", "ask", "evals"))
     threads = tuple(int(n) for n in args.threads.split(","))
@@ -487,7 +509,8 @@ def main() -> int:
             engine_runs(p, report.out_dir, args.runs, models=models, threads=(1,), chat=False)
         if "builds" in parts:
             batches = [int(n) for n in args.batch.split(",")]
-            build_runs(p, report.out_dir, args.runs, args.compat, batches)
+            variants = args.variant or [{}]
+            build_runs(p, report.out_dir, args.runs, args.compat, batches, variants)
         if "engine" in parts:
             engine_runs(p, report.out_dir, args.runs, models=models, threads=threads)
         if "ask" in parts:
