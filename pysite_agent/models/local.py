@@ -54,7 +54,7 @@ context window), ``IntegrityError`` (the file's size or sha256 is not the expect
    agent's gateway then validates the arguments against the tool's real schema and asks the
    visitor before anything that changes data, as for every model.
 6. ``request.on_text`` receives answer text as it streams, only once the reply is known to be
-   an answer (:class:`~pysite_agent.models.chrome.AnswerStream`), never tool-call JSON.
+   an answer (:class:`~pysite_agent.models.local_schema.LocalAnswerStream`), never tool-call JSON.
    ``request.signal`` aborts generation at once (the engine's ``signal``).
 
 ``last_usage`` holds the latest step's ``{promptTokens, completionTokens, promptChars,
