@@ -22,8 +22,13 @@ interleaved (so a change of the machine's load falls on all of them):
 The load average is printed before and after, and with each row: the machine is shared, so
 read the spread. It is CPU-heavy: run it few times, with few runs.
 
-Usage: python benchmarks/local_model.py [--runs 3] [--only engine|ask|evals|load ...]
+- ``builds``: wllama's bundled build (Memory64, JSPI) against its compatibility build (32-bit
+  memory, Asyncify; ``--compat TGZ``, the npm tarball of ``@wllama/wllama-compat`` 3.8.1), per
+  ``--batch`` size (``n_batch`` = ``n_ubatch``), one thread: prompt and generation tokens/s.
+
+Usage: python benchmarks/local_model.py [--runs 3] [--only engine|ask|evals|load|builds ...]
        [--threads 1,2] [--quant FILE|Q8_0|Q4_0 ...] [--against REF] [--wait S]
+       [--compat TGZ] [--batch 64,512]
 """
 
 from __future__ import annotations
@@ -50,9 +55,10 @@ from pysite_agent.bundle import build_bundle, default_cache_dir  # noqa: E402
 from pysite_agent.cli.demo import DemoServer  # noqa: E402
 from pysite_agent.core.instructions import build_instructions  # noqa: E402
 from pysite_agent.core.wire import user_message  # noqa: E402
+from pysite_agent.models.chrome import REPLY_FORMAT as CHROME_REPLY_FORMAT  # noqa: E402
 from pysite_agent.models.chrome import build_prompt  # noqa: E402
 from pysite_agent.models.local import LocalModel  # noqa: E402
-from pysite_agent.models.local_schema import reply_schema  # noqa: E402
+from pysite_agent.models.local_schema import REPLY_FORMAT, reply_schema  # noqa: E402
 
 BUNDLE = ROOT / "dist" / "local-model-bench"
 MODEL = "/models/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -74,6 +80,7 @@ def shop_prompt() -> tuple[list[dict[str, Any]], dict[str, Any]]:
     text, _ = build_prompt(
         [user_message("add two mugs to my cart")], tools, max_history=6, max_prompt_chars=3000
     )
+    text = text.replace(CHROME_REPLY_FORMAT, REPLY_FORMAT)  # as LocalModel closes it
     messages = [{"role": "system", "content": instructions}, {"role": "user", "content": text}]
     return messages, reply_schema(tools)
 
@@ -215,6 +222,100 @@ def engine_runs(
             print(f"  {key:20} {median(values)}")
 
 
+BUILD_RUN = """async ([model, messages, schema, compat, batch, extra]) => {
+  const { Wllama } = await import('/wllama/index.js');
+  const abs = (path) => new URL(path, location.href).href;
+  const w = new Wllama({ default: abs('/wllama/wllama.wasm') },
+    { suppressNativeLog: true, allowOffline: true });
+  w.setCompat(null);
+  if (compat) {  // wllama picks this build only without JSPI or Memory64: chosen here by hand
+    w.getWorkerResources = () => ({ wasmPath: abs('/wllama-compat/wllama.wasm'),
+      jsPath: abs('/wllama-compat/wllama.js'), compat: true });
+  }
+  const blob = await (await fetch(model)).blob();
+  let t = performance.now();
+  await w.loadModel([blob], { n_ctx: 2048, n_threads: 1, n_parallel: 1, n_batch: batch,
+    n_ubatch: batch, ...extra });
+  const out = { loadMs: performance.now() - t, multithread: w.isMultithread() };
+  let timings = null;
+  let text = '';
+  await w.createChatCompletion({ messages, max_tokens: 48, temperature: 0, stream: true,
+    response_format: { type: 'json_schema', json_schema: { name: 'reply', schema } },
+    onData: (c) => {
+      text += c?.choices?.[0]?.delta?.content ?? '';
+      timings = c?.timings ?? timings;
+    } });
+  await w.exit();
+  return { ...out, timings, text };
+}"""
+
+COMPAT_SHA256 = "94d433b69a17ae3a8b71d9e0a778630a40f320663a91888fd561bfdd617ef4ef"
+"""sha256 of the npm tarball of ``@wllama/wllama-compat`` 3.8.1 (``npm pack``)."""
+
+
+def build_runs(
+    p: Any,
+    bundle: Path,
+    runs: int,
+    compat_tgz: Path | None,
+    batches: list[int],
+    variants: list[dict[str, Any]],
+) -> None:
+    """wllama's two builds, one thread, per batch size (``n_batch`` = ``n_ubatch``): the bundled
+    one (Memory64, JSPI) and, with ``--compat TGZ``, its compatibility build (32-bit memory,
+    Asyncify; npm ``@wllama/wllama-compat`` 3.8.1, sha256-checked, put beside the bundle's
+    ``wllama/`` for the run), and per ``variants`` (more ``loadModel`` options each, e.g.
+    ``{"flash_attn": false}``; ``{}`` is wllama's defaults). Fresh browser per run, rows
+    interleaved."""
+    builds = ["memory64"]
+    if compat_tgz is not None:
+        data = compat_tgz.read_bytes()
+        if hashlib.sha256(data).hexdigest() != COMPAT_SHA256:
+            raise SystemExit(f"{compat_tgz}: not the pinned @wllama/wllama-compat 3.8.1")
+        dest = bundle / "wllama-compat"
+        dest.mkdir(exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            for name in ("wllama.js", "wllama.wasm"):
+                member = tar.extractfile(f"package/wasm/{name}")
+                assert member is not None
+                (dest / name).write_bytes(member.read())
+        builds.append("wasm32 (compat)")
+    messages, schema = shop_prompt()
+    results: dict[str, dict[str, list[float]]] = {}
+    server = DemoServer([bundle, ROOT / "examples"], port=0)
+    server.start()
+    try:
+        for _ in range(runs):
+            for build, batch, extra in (
+                (b, n, v) for b in builds for n in batches for v in variants
+            ):
+                label = f"{build}, n_batch {batch}" + (f", {json.dumps(extra)}" if extra else "")
+                row = results.setdefault(label, {})
+                browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+                page = browser.new_context().new_page()
+                page.set_default_timeout(900_000)
+                page.goto(server.url + "probe-blank.html")
+                args = [MODEL, messages, schema, build != "memory64", batch, extra]
+                out = page.evaluate(BUILD_RUN, args)
+                browser.close()
+                t = out.get("timings") or {}
+                row.setdefault("load (s)", []).append(out["loadMs"] / 1000)
+                row.setdefault("prompt tokens/s", []).append(t.get("prompt_per_second"))
+                row.setdefault("generated tokens/s", []).append(t.get("predicted_per_second"))
+                row.setdefault("load average", []).append(os.getloadavg()[0])
+                print(
+                    f"  {label}: {json.dumps(out.get('text'))[:70]} "
+                    f"{json.dumps({k: t.get(k) for k in TIMING_KEYS})} load {load_average()}",
+                    flush=True,
+                )
+    finally:
+        server.stop()
+    for label, row in results.items():
+        print(f"\n{label}:")
+        for key, values in row.items():
+            print(f"  {key:20} {median(values)}")
+
+
 TIMING_KEYS = ("prompt_n", "prompt_per_second", "predicted_n", "predicted_per_second")
 
 
@@ -282,7 +383,13 @@ def ask_runs(p: Any, bundles: dict[str, Path], runs: int, wait_ms: int = 20_000)
                     if r["call"] is not None:
                         row.setdefault(f"ask -> card, {key} (s)", []).append(r["call"] / 1000)
                     usage = r.get("usage") or {}
-                    for name in ("promptTokens", "cachedTokens", "promptPerSecond"):
+                    for name in (
+                        "promptTokens",
+                        "cachedTokens",
+                        "promptPerSecond",
+                        "completionTokens",
+                        "generatedPerSecond",
+                    ):
                         if isinstance(usage.get(name), int | float):
                             row.setdefault(f"{name}, {key}", []).append(usage[name])
                 row.setdefault("load average", []).append(os.getloadavg()[0])
@@ -346,7 +453,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument(
         "--only",
-        choices=("engine", "ask", "evals", "load"),
+        choices=("engine", "ask", "evals", "load", "builds"),
         action="append",
         help="run only these parts (repeatable; default: engine, ask and evals)",
     )
@@ -370,6 +477,21 @@ def main() -> int:
         default=20.0,
         help="seconds between the download and the first request (default 20)",
     )
+    parser.add_argument(
+        "--compat",
+        type=Path,
+        metavar="TGZ",
+        help="builds: also wllama's compatibility build, from this npm tarball "
+        "(npm pack @wllama/wllama-compat@3.8.1)",
+    )
+    parser.add_argument("--batch", default="64,512", help="builds: n_batch values (default 64,512)")
+    parser.add_argument(
+        "--variant",
+        type=json.loads,
+        action="append",
+        help="builds: more loadModel options as JSON, e.g. '{\"flash_attn\": false}' "
+        "(repeatable; default: wllama's defaults only)",
+    )
     args = parser.parse_args()
     parts = set(args.only or ("engine", "ask", "evals"))
     threads = tuple(int(n) for n in args.threads.split(","))
@@ -385,6 +507,10 @@ def main() -> int:
     with sync_playwright() as p:
         if "load" in parts:
             engine_runs(p, report.out_dir, args.runs, models=models, threads=(1,), chat=False)
+        if "builds" in parts:
+            batches = [int(n) for n in args.batch.split(",")]
+            variants = args.variant or [{}]
+            build_runs(p, report.out_dir, args.runs, args.compat, batches, variants)
         if "engine" in parts:
             engine_runs(p, report.out_dir, args.runs, models=models, threads=threads)
         if "ask" in parts:

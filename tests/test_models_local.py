@@ -30,10 +30,10 @@ from pysite_agent.core.errors import SiteAgentError
 from pysite_agent.core.signals import AbortController, AbortedError
 from pysite_agent.core.types import ModelRequest
 from pysite_agent.core.wire import tool_call_message, tool_result_message, user_message
-from pysite_agent.models.chrome import REPLY_FORMAT
 from pysite_agent.models.local import LocalModel, local_model
 from pysite_agent.models.local_schema import (
     DROPPED_KEYWORDS,
+    REPLY_FORMAT,
     coarse_reply_schema,
     grammar_schema,
     reply_schema,
@@ -115,7 +115,7 @@ class FakeEngine:
             await asyncio.sleep(0)
             options["onProgress"](value)
         reply = self.replies.pop(0)
-        value = reply(request) if callable(reply) else reply
+        value = wire(reply(request) if callable(reply) else reply)
         jsonschema.validate(value, schema)  # llama.cpp's grammar allows nothing else
         text = json.dumps(value)
         for i in range(0, len(text), self.chunk):
@@ -169,6 +169,15 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"type": "tool", "name": name, "arguments": arguments}
 
 
+def wire(reply: Any) -> Any:
+    """Protocol v1's reply as the local model writes it (``local_schema.REPLY_FORMAT``)."""
+    if isinstance(reply, dict) and reply.get("type") == "tool":
+        return {"tool": reply["name"], "arguments": reply["arguments"]}
+    if isinstance(reply, dict) and reply.get("type") == "answer":
+        return {"answer": reply["text"]}
+    return reply
+
+
 # ---------------------------------------------------------------------------- the reply schema
 
 
@@ -177,13 +186,21 @@ def test_reply_schema_has_an_answer_and_one_branch_per_tool() -> None:
     jsonschema.Draft202012Validator.check_schema(schema)
     assert len(schema["anyOf"]) == 3
     ok = jsonschema.Draft202012Validator(schema)
-    assert ok.is_valid({"type": "answer", "text": "hi"})
-    assert ok.is_valid(call("add_to_cart", product="mug", quantity=2))
-    assert not ok.is_valid(call("add_to_cart", product="mug"))  # required kept
-    assert not ok.is_valid(call("add_to_cart", product="mug", quantity="2"))
-    assert not ok.is_valid(call("checkout"))  # not a listed tool
-    assert not ok.is_valid(call("add_to_cart", product="mug", quantity=2, note="x"))
+    assert ok.is_valid({"answer": "hi"})
+    assert ok.is_valid(wire(call("add_to_cart", product="mug", quantity=2)))
+    assert not ok.is_valid(wire(call("add_to_cart", product="mug")))  # required kept
+    assert not ok.is_valid(wire(call("add_to_cart", product="mug", quantity="2")))
+    assert not ok.is_valid(wire(call("checkout")))  # not a listed tool
+    assert not ok.is_valid(wire(call("add_to_cart", product="mug", quantity=2, note="x")))
     assert not ok.is_valid({"tool": "add_to_cart", "arguments": {}})
+    # no redundant keys: protocol v1's shape (Chrome's reply format) is not this format
+    assert not ok.is_valid({"type": "answer", "text": "hi"})
+    assert not ok.is_valid(call("add_to_cart", product="mug", quantity=2))
+    assert not ok.is_valid({"answer": "hi", "tool": "add_to_cart"})
+    # the tool's name comes first, then its arguments (llama.cpp writes keys in this order)
+    for branch in schema["anyOf"][1:]:
+        assert list(branch["properties"]) == ["tool", "arguments"]
+        assert branch["required"] == ["tool", "arguments"]
 
 
 def test_refs_and_defs_are_inlined_and_recursion_is_cut() -> None:
@@ -205,8 +222,8 @@ def test_refs_and_defs_are_inlined_and_recursion_is_cut() -> None:
     args = out["anyOf"][1]["properties"]["arguments"]
     assert args["properties"]["size"] == {"enum": ["S", "M", "L"]}
     ok = jsonschema.Draft202012Validator(out)
-    assert ok.is_valid(call("pick", size="M", tree={"children": [{"children": []}]}))
-    assert not ok.is_valid(call("pick", size="XL"))
+    assert ok.is_valid(wire(call("pick", size="M", tree={"children": [{"children": []}]})))
+    assert not ok.is_valid(wire(call("pick", size="XL")))
 
 
 def test_enums_nested_objects_and_arrays_keep_their_structure() -> None:
@@ -237,7 +254,9 @@ def test_enums_nested_objects_and_arrays_keep_their_structure() -> None:
     }
     out = reply_schema([tool("ship", schema)])
     ok = jsonschema.Draft202012Validator(out)
-    good = call("ship", address={"city": "Lyon"}, items=[{"sku": "a", "qty": 2}], speed="express")
+    good = wire(
+        call("ship", address={"city": "Lyon"}, items=[{"sku": "a", "qty": 2}], speed="express")
+    )
     assert ok.is_valid(good)
     assert not ok.is_valid({**good, "arguments": {**good["arguments"], "speed": "slow"}})
     assert not ok.is_valid({**good, "arguments": {**good["arguments"], "items": []}})
@@ -806,8 +825,8 @@ def test_the_engines_reply_with_nan_arguments_is_an_invalid_call_and_deep_text_a
     from pysite_agent.core.validation import check_arguments
     from pysite_agent.models.local import _parse
 
-    reply = _parse('{"type": "tool", "name": "buy", "arguments": {"n": ' + constant + "}}")
+    reply = _parse('{"tool": "buy", "arguments": {"n": ' + constant + "}}")
     assert reply["name"] == "buy" and not check_arguments(None, reply["arguments"]).ok
     with pytest.raises(SiteAgentError) as caught:
-        _parse('{"type": "answer", "text": ' + "[" * 10_000 + "]" * 10_000 + "}")
+        _parse('{"answer": ' + "[" * 10_000 + "]" * 10_000 + "}")
     assert caught.value.code == "bad-reply" and "nested deeper than" in str(caught.value)

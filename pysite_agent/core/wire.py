@@ -131,8 +131,9 @@ def load_reply_text(text: str) -> Any:
     output), as Python data.
 
     Strict JSON (RFC 8259), with one exception so the model can correct itself: a *tool* reply
-    whose ``arguments`` hold ``NaN``/``Infinity`` comes back with ``arguments`` as their JSON
-    text (``'{"n": NaN}'``), which the argument check refuses as an invalid call (code
+    (``"type": "tool"``, or the site-hosted model's ``{"tool": NAME, ...}``) whose ``arguments``
+    hold ``NaN``/``Infinity`` comes back with ``arguments`` as their JSON text
+    (``'{"n": NaN}'``), which the argument check refuses as an invalid call (code
     ``invalid-arguments``, "NaN is not a JSON number") before anything runs.
 
     Raises:
@@ -146,7 +147,10 @@ def load_reply_text(text: str) -> Any:
             raise
         first = exc
     value = json.loads(text, parse_constant=_any_constant)
-    if isinstance(value, dict) and value.get("type") == "tool" and "arguments" in value:
+    is_call = isinstance(value, dict) and (
+        value.get("type") == "tool" or isinstance(value.get("tool"), str)  # the local format
+    )
+    if is_call and "arguments" in value:
         arguments = json.dumps(value["arguments"], allow_nan=True, ensure_ascii=False)
         rest = {k: v for k, v in value.items() if k != "arguments"}
         try:

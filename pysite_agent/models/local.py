@@ -36,14 +36,15 @@ context window), ``IntegrityError`` (the file's size or sha256 is not the expect
 2. The first step loads it (``load()``, a few seconds).
 3. The prompt is Chrome's constraint-path prompt (:func:`pysite_agent.models.chrome.build_prompt`:
    the tool list with each tool's argument structure, the conversation, cut by the history
-   budget, and the reply format with its two JSON shapes: measured with SmolLM2-135M, a
+   budget, and the reply format with its two JSON shapes, here the short ones of
+   :data:`~pysite_agent.models.local_schema.REPLY_FORMAT`: measured with SmolLM2-135M, a
    shorter closing line made it answer in words where it called the tool with this one),
    sent as one user message after the instructions as the system message (the built-in rules
    in their short form, :data:`RULES`). The budget is ``max_prompt_chars`` characters, or less
    when the context window (``context_tokens`` minus ``max_reply_tokens``) holds fewer:
    characters per token are learned from each reply's ``usage``.
 4. Decoding is constrained by :func:`pysite_agent.models.local_schema.reply_schema` (one branch
-   per tool plus an answer, as Chrome's ``responseConstraint``) sent as ``response_format:
+   per tool, its name first, plus an answer) sent as ``response_format:
    {type: "json_schema", json_schema: {name: "reply", schema}}``. llama.cpp builds the grammar;
    when it refuses the schema (``SchemaError``) the step is asked again once with each tool's
    arguments only ``{"type": "object"}``
@@ -53,7 +54,7 @@ context window), ``IntegrityError`` (the file's size or sha256 is not the expect
    agent's gateway then validates the arguments against the tool's real schema and asks the
    visitor before anything that changes data, as for every model.
 6. ``request.on_text`` receives answer text as it streams, only once the reply is known to be
-   an answer (:class:`~pysite_agent.models.chrome.AnswerStream`), never tool-call JSON.
+   an answer (:class:`~pysite_agent.models.local_schema.LocalAnswerStream`), never tool-call JSON.
    ``request.signal`` aborts generation at once (the engine's ``signal``).
 
 ``last_usage`` holds the latest step's ``{promptTokens, completionTokens, promptChars,
@@ -76,9 +77,15 @@ from pysite_agent.core.instructions import BUILT_IN_INSTRUCTIONS
 from pysite_agent.core.signals import AbortedError, AbortSignal
 from pysite_agent.core.types import Availability, ModelRequest
 from pysite_agent.core.wire import load_reply_text, parse_reply, user_message
-from pysite_agent.models.chrome.prompt import REPLY_FORMAT, build_prompt
-from pysite_agent.models.chrome.stream import AnswerStream
-from pysite_agent.models.local_schema import coarse_reply_schema, reply_schema
+from pysite_agent.models.chrome.prompt import REPLY_FORMAT as CHROME_REPLY_FORMAT
+from pysite_agent.models.chrome.prompt import build_prompt
+from pysite_agent.models.local_schema import (
+    REPLY_FORMAT,
+    LocalAnswerStream,
+    coarse_reply_schema,
+    reply_schema,
+    to_protocol,
+)
 from pysite_agent.models.local_warm import MARK, Warmer, prompt_fraction
 
 __all__ = ["REPLY_FORMAT", "LocalModel", "local_model"]
@@ -507,6 +514,7 @@ class LocalModel:
                 max_history=self.max_history,
                 max_prompt_chars=chars,
             )
+            text = _local_prompt(text)
             self.last_cut = list(notes)
             if coarse:
                 self.last_cut.append("argument schemas simplified to objects for the grammar")
@@ -557,7 +565,7 @@ class LocalModel:
         link: ffi.JsAbortLink,
     ) -> dict[str, Any]:
         on_text = request.on_text
-        stream = AnswerStream()
+        stream = LocalAnswerStream()
 
         def forward(chunk: Any) -> None:
             if on_text is None or not isinstance(chunk, str):
@@ -604,7 +612,15 @@ def _parse(text: Any) -> dict[str, Any]:
             "bad-reply",
             f"The site's model replied with text that is not JSON data ({exc}): {text[:200]!r}",
         ) from None
-    return dict(parse_reply(value))
+    return dict(parse_reply(to_protocol(value)))
+
+
+def _local_prompt(text: str) -> str:
+    """Chrome's prompt (:func:`build_prompt`) with its closing line, the reply format, in this
+    model's shorter format (:data:`REPLY_FORMAT`)."""
+    if text.endswith(CHROME_REPLY_FORMAT):
+        return text[: -len(CHROME_REPLY_FORMAT)] + REPLY_FORMAT
+    return text
 
 
 def _mapped(exc: BaseException, signal: AbortSignal | None, what: str) -> BaseException:

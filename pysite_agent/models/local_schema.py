@@ -1,12 +1,17 @@
 """The reply schema for a model that runs in the page (``local_model()``), as llama.cpp reads it.
 
-Pure Python (no ``js``), checked by mypy in strict mode. The reply format is the one Chrome's
-``responseConstraint`` path uses (:func:`pysite_agent.models.chrome.schema.response_constraint`): an
-``anyOf`` with one branch ``{type: "answer", text}`` and one branch per tool ``{type: "tool",
-name: <const NAME>, arguments: <its inputSchema, $ref inlined>}``. The engine hands it to
-llama.cpp as ``response_format: {type: "json_schema", json_schema: {name, schema}}``, and
-llama.cpp turns it into a grammar itself (its ``json-schema-to-grammar``); nothing here writes a
-grammar.
+Pure Python (no ``js``), checked by mypy in strict mode. The reply format is a short one
+(:data:`REPLY_FORMAT`): ``{"tool": NAME, "arguments": {...}}`` to call a tool, or ``{"answer":
+TEXT}``. Every reply token is decoded one at a time under the grammar, the forced ones too, so
+every key costs time on a CPU: this format has the tool's name first, then only that tool's
+arguments, and no ``type`` key (Chrome's format, :func:`pysite_agent.models.chrome.schema.
+response_constraint`, writes ``{"type": "tool", "name": ..., "arguments": ...}``; measured in
+docs/local-model.md). The schema is an ``anyOf`` with one branch ``{answer: string}`` and one
+branch per tool ``{tool: <const NAME>, arguments: <its inputSchema, $ref inlined>}``;
+:func:`to_protocol` turns a reply back into protocol v1's shape. The engine hands the schema
+to llama.cpp as ``response_format: {type: "json_schema", json_schema: {name, schema}}``, and
+llama.cpp turns it into a grammar itself (its ``json-schema-to-grammar``, which writes an
+object's keys in the order of its ``properties``); nothing here writes a grammar.
 
 That converter reads a subset of JSON Schema (llama.cpp, ``grammars/README.md``, "JSON Schemas
 → GBNF"). :func:`grammar_schema` keeps what it reads and simplifies the rest, always towards a
@@ -38,12 +43,30 @@ invalid arguments.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pysite_agent.models.chrome.schema import response_constraint
+from pysite_agent.models.chrome.schema import constraint_schema
+from pysite_agent.models.chrome.stream import AnswerStream
 
-__all__ = ["DROPPED_KEYWORDS", "grammar_schema", "reply_schema"]
+__all__ = [
+    "DROPPED_KEYWORDS",
+    "REPLY_FORMAT",
+    "LocalAnswerStream",
+    "coarse_reply_schema",
+    "grammar_schema",
+    "reply_schema",
+    "to_protocol",
+]
+
+REPLY_FORMAT = (
+    "Reply with exactly one JSON object: "
+    '{"tool": "<tool name>", "arguments": {...}} to call one tool, or '
+    '{"answer": "..."} to answer the visitor.'
+)
+"""The closing line of the prompt: the two shapes :func:`reply_schema` allows (both shapes
+written out: measured with SmolLM2-135M, a shorter line made it answer in words)."""
 
 DROPPED_KEYWORDS = frozenset(
     {
@@ -146,12 +169,35 @@ def grammar_schema(schema: Any, *, _part: bool = False) -> Any:
 
 def reply_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The ``response_format`` schema for ``tools`` (definitions ``{name, inputSchema, ...}``):
-    Chrome's reply constraint (:func:`pysite_agent.models.chrome.schema.response_constraint`: one
-    answer branch, one branch per tool, ``$ref`` inlined and recursion cut) simplified for the
-    grammar (:func:`grammar_schema`)."""
-    simplified = grammar_schema(response_constraint(tools))
-    assert isinstance(simplified, dict)
-    return simplified
+    ``{"anyOf": [answer branch, one branch per tool]}``, the answer ``{"answer": string}``, a
+    tool ``{"tool": {"const": NAME}, "arguments": ...}`` (the name first), its arguments the
+    tool's ``inputSchema`` with ``$ref`` inlined and recursion cut
+    (:func:`pysite_agent.models.chrome.schema.constraint_schema`) and simplified for the
+    grammar (:func:`grammar_schema`). A tool without a name string is left out."""
+    branches: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {"answer": {"type": "string"}},
+            "required": ["answer"],
+            "additionalProperties": False,
+        }
+    ]
+    for tool in tools:
+        name = tool.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        branches.append(
+            {
+                "type": "object",
+                "properties": {
+                    "tool": {"const": name},
+                    "arguments": grammar_schema(constraint_schema(tool.get("inputSchema"))),
+                },
+                "required": ["tool", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    return {"anyOf": branches}
 
 
 def coarse_reply_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -163,3 +209,52 @@ def coarse_reply_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         if isinstance(tool.get("name"), str) and tool.get("name")
     ]
     return reply_schema(coarse)
+
+
+def to_protocol(value: Any) -> Any:
+    """A reply in :data:`REPLY_FORMAT` as protocol v1's reply: ``{"tool": N, "arguments": A}``
+    -> ``{"type": "tool", "name": N, "arguments": A}`` and ``{"answer": T}`` -> ``{"type":
+    "answer", "text": T}`` (exactly those keys). Anything else is returned as it is, for
+    :func:`pysite_agent.core.wire.parse_reply` to accept (a reply in protocol v1's own shape)
+    or refuse with its ``bad-reply`` error. The values are not checked here: ``parse_reply``
+    checks their types, the gateway the arguments against the tool's real schema."""
+    if isinstance(value, Mapping):
+        keys = set(value)
+        if keys == {"tool", "arguments"}:
+            return {"type": "tool", "name": value["tool"], "arguments": value["arguments"]}
+        if keys == {"answer"}:
+            return {"type": "answer", "text": value["answer"]}
+    return value
+
+
+_LOCAL_HEAD = re.compile(r'\s*\{\s*"answer"\s*:\s*"')
+_LOCAL_TEMPLATE = '{"answer":"'
+
+
+class LocalAnswerStream:
+    """Answer text out of a :data:`REPLY_FORMAT` reply while it streams: once the reply is
+    known to start ``{"answer": "`` (white space allowed), the rest goes to an
+    :class:`~pysite_agent.models.chrome.AnswerStream` (JSON escapes decoded, nothing after
+    the closing quote); a reply that starts any other way (a tool call) gives no text."""
+
+    def __init__(self) -> None:
+        self._raw = ""
+        self._inner: AnswerStream | None = None
+        self._refused = False
+
+    def feed(self, chunk: str) -> str:
+        """The newly decoded answer characters in ``chunk`` ("" when there are none)."""
+        if self._refused:
+            return ""
+        if self._inner is not None:
+            return self._inner.feed(chunk)
+        self._raw += chunk
+        match = _LOCAL_HEAD.match(self._raw)
+        if match is None:
+            squeezed = re.sub(r"\s+", "", self._raw)
+            if not _LOCAL_TEMPLATE.startswith(squeezed):
+                self._refused = True
+            return ""
+        self._inner = AnswerStream()
+        self._inner.feed('{"type": "answer", "text": "')
+        return self._inner.feed(self._raw[match.end() :])
