@@ -108,7 +108,8 @@ def check(example: dict[str, Any]) -> None:
         def execute(args: dict[str, Any]) -> str:
             if state["aborted"]:
                 violations.append(f"{name} ran after abort")
-            if args["n"] == state["changed"]:
+            if args["n"] == state["changed"] and example["change"] != "add-other":
+                # Its own tool changed after the decision (another tool coming keeps it).
                 violations.append(f"{name} ({kind}) ran for a call decided before the change")
             executed.append((name, args["n"]))
             return f"{name} ran"
