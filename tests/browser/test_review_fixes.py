@@ -4,7 +4,8 @@ the default runtime, unless a test says otherwise):
 - a JS model's reply nested thousands of levels deep fails fast as ``bad-reply`` (the worker
   channel checks depth before posting, and a message that cannot be read fails what waits);
 - a tool that ran but whose return value cannot be serialised (a cycle, a BigInt) is reported
-  as run, with why its result is unknown, in both runtimes (the model must not retry it).
+  as run, with why its result is unknown, in both runtimes (the model must not retry it); with
+  native WebMCP the browser rejects such a call like a failure, which the agent cannot tell apart.
 
 Pages are served by Playwright's router on the demo site's origin (the bundle as a site has it).
 """
@@ -123,3 +124,54 @@ def test_a_deeply_nested_model_reply_fails_fast_as_bad_reply(
     assert result["error"]["code"] == "bad-reply", result
     assert "nested deeper" in result["error"]["message"]
     assert not [e.text for e in page_log.console if "another version" in e.text]
+
+
+# ---------------------------------------------------------------------------- unreadable results
+
+
+@pytest.mark.parametrize("runtime", ["worker", "main"])
+@pytest.mark.parametrize(
+    ("made", "why"),
+    [
+        ("(() => { const c = { id: 7 }; c.self = c; return c; })()", "circular"),
+        ("({ count: 12345678901234567890n })", "BigInt"),
+    ],
+    ids=["cycle", "bigint"],
+)
+def test_a_tool_that_ran_with_an_unreadable_result_is_reported_as_run(
+    open_page: Any, lane: str, runtime: str, made: str, why: str
+) -> None:
+    page = open_page(
+        f"""
+        window.__runs = 0;
+        document.modelContext.registerTool({{
+          name: 'place_order', description: 'Place the order', title: 'Place the order',
+          inputSchema: {{ type: 'object', properties: {{}} }},
+          annotations: {{ readOnlyHint: true }},
+          execute: () => {{ window.__runs += 1; return {made}; }},
+        }});
+        window.addEventListener('DOMContentLoaded', () => {{
+          document.querySelector('site-agent').options = {{
+            model: window.scriptedModel('place_order'),
+          }};
+        }});
+        """,
+        f'runtime="{runtime}"',
+    )
+    boot(page)
+    result = ask(page, "order")
+    assert result["status"] == "answered", result
+    assert page.evaluate("window.__runs") == 1
+    [step] = [s for s in result["trace"]["steps"] if s["kind"] == "tool-result"]
+    if lane == "native":
+        # Chromium's own executeTool rejects such a value as if the tool had failed: the
+        # agent cannot tell, so it reports what the browser said.
+        assert step["outcome"] == "threw", step
+        return
+    assert step["outcome"] == "ran", step
+    assert step["isError"] is True
+    assert "place_order ran, but its return value could not be read" in step["text"]
+    assert why in step["text"], step["text"]
+    told = page.evaluate("JSON.stringify(window.__lastToolMessage)")
+    assert "do not call it again" in told
+    assert "invocation failed" not in told
