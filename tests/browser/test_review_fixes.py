@@ -175,3 +175,52 @@ def test_a_tool_that_ran_with_an_unreadable_result_is_reported_as_run(
     told = page.evaluate("JSON.stringify(window.__lastToolMessage)")
     assert "do not call it again" in told
     assert "invocation failed" not in told
+
+
+# ---------------------------------------------------------------------------- form hand-off
+
+
+@pytest.mark.parametrize(
+    ("button", "said"),
+    [
+        (
+            "<button>Request \n  Reservation</button>",
+            "Check the form on the page and press Request Reservation.",
+        ),
+        (
+            '<input type="submit" value="Book now">',
+            "Check the form on the page and press Book now.",
+        ),
+        (
+            '<button type="button">Help</button><button aria-label="Reserve a table">→</button>',
+            "Check the form on the page and press Reserve a table.",
+        ),
+        ('<input type="submit">', "Check the form on the page and send it."),
+    ],
+    ids=["text", "value", "aria-label", "unlabelled"],
+)
+def test_the_form_hand_off_names_the_forms_own_submit_button(
+    open_page: Any, button: str, said: str
+) -> None:
+    page = open_page(
+        f"""
+        const form = document.createElement('form');
+        form.setAttribute('toolname', 'book_table');
+        form.setAttribute('tooldescription', 'Requests a table reservation for a guest.');
+        form.innerHTML = '<label>Guest <input name="guest"></label>' + {button!r};
+        form.addEventListener('submit', (e) => e.preventDefault());
+        document.body.prepend(form);
+        window.addEventListener('DOMContentLoaded', () => {{
+          document.querySelector('site-agent').options = {{
+            model: window.scriptedModel('book_table', {{ guest: 'Ada' }}),
+          }};
+        }});
+        """
+    )
+    boot(page)
+    page.evaluate("() => { document.querySelector('site-agent').ask('book a table'); }")
+    page.locator("site-agent >> .card .allow").click()
+    line = page.locator("site-agent >> .log .handoff")
+    line.wait_for()
+    assert line.inner_text() == said
+    page.evaluate(f"() => {{ {EL}.stop(); }}")
