@@ -15,6 +15,7 @@ from typing import Any
 
 from pysite_agent import demo_rules, ffi, first_available
 from pysite_agent.browser._config import ConfigError, ElementConfig
+from pysite_agent.core.errors import SiteAgentError
 from pysite_agent.core.signals import AbortSignal
 from pysite_agent.core.types import (
     ConfirmRequest,
@@ -35,6 +36,11 @@ class JsModel(CustomModel):
     ``respond`` receives ``{instructions, messages, tools, signal}`` as plain JS data and must
     return (or resolve to) ``{type: "tool", name, arguments, id?, meta?}`` or
     ``{type: "answer", text}``.
+
+    Errors raised by :meth:`respond`: ``SiteAgentError("bad-reply")`` when the reply cannot
+    cross to Python (``DataCloneError``: a function in it, or nested deeper than the worker
+    channel's ``MAX_DEPTH`` in web/runtime/channel.js); other JS errors as the agent reports
+    them (``model-error``).
     """
 
     def __init__(self, obj: Any) -> None:
@@ -67,7 +73,16 @@ class JsModel(CustomModel):
                 signal=link.signal,
             )
             reply = self._obj.respond(payload)
-            return ffi.json_to_py(await ffi.call_abortable(link, ffi.maybe_await(reply)))
+            try:
+                return ffi.json_to_py(await ffi.call_abortable(link, ffi.maybe_await(reply)))
+            except Exception as exc:
+                if ffi.error_name(exc) != "DataCloneError":
+                    raise
+                error = ffi.from_js_error(exc)
+                detail = getattr(error, "message", "") or str(error)
+                raise SiteAgentError(
+                    "bad-reply", f"the model's reply could not be passed on: {detail}"
+                ) from None
 
     async def prepare(
         self, on_progress: Callable[[float], Any] | None = None, signal: AbortSignal | None = None

@@ -80,8 +80,10 @@ export const DEFAULT_STRINGS = {
   'error.conversation-too-long': 'This conversation has grown too long. Start a new conversation to go on.',
   'error.repeated-call': 'The assistant kept trying the same step, so it stopped.',
   error: 'Something went wrong.',
-  // The form tool hand-off.
-  formHandoff: 'Check the form on the page and press Send.',
+  // The form tool hand-off ({button}: the text of the form's own submit button; formHandoff
+  // when it has none that can be read).
+  formHandoffButton: 'Check the form on the page and press {button}.',
+  formHandoff: 'Check the form on the page and send it.',
   toolStopped: '{tool}: not finished.',
   // The card.
   moreAbove: 'More above ↑',

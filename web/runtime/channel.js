@@ -10,9 +10,33 @@
 //   {v, kind: 'progress', id, value}             the request's progress (e.g. a download)
 //   {v, kind: 'notify', method, params}          no reply
 // `error` is {name, message}. No SharedArrayBuffer and no functions cross: a value that cannot
-// be cloned fails at the sender (DataCloneError) and becomes an error reply.
+// be cloned fails at the sender (DataCloneError) and becomes an error reply, and so does a value
+// nested deeper than MAX_DEPTH (the browser's clone may fail to arrive at all beyond some depth).
 
 export const CHANNEL_VERSION = 1;
+
+/** Messages nest at most this many arrays/objects deep (the envelope included). */
+export const MAX_DEPTH = 300;
+
+/** Whether `value` nests arrays/objects deeper than `limit` (checked without recursion). */
+export function nestedDeeper(value, limit = MAX_DEPTH) {
+  const stack = [[value, 0]];
+  const seen = new Set();
+  while (stack.length) {
+    const [item, depth] = stack.pop();
+    if (item === null || typeof item !== 'object' || ArrayBuffer.isView(item)) continue;
+    if (depth >= limit) return true;
+    if (seen.has(item)) continue; // a cycle clones fine (structured clone keeps references)
+    seen.add(item);
+    let children;
+    if (Array.isArray(item)) children = item;
+    else if (item instanceof Map) children = [...item.keys(), ...item.values()];
+    else if (item instanceof Set) children = [...item];
+    else children = Object.values(item);
+    for (const child of children) stack.push([child, depth + 1]);
+  }
+  return false;
+}
 
 const ERRORS = ['Error', 'TypeError', 'RangeError', 'SyntaxError', 'ReferenceError'];
 
@@ -58,11 +82,20 @@ export class Endpoint {
     this.#handlers = handlers;
     this.#notes = notes;
     port.addEventListener('message', (event) => this.#receive(event.data));
+    // A message that arrived but could not be read: which request it answered is unknown, so
+    // every waiting request fails with a readable error (nothing waits for it forever).
+    port.addEventListener('messageerror', () => {
+      console.error('site-agent channel: a message from the other side could not be read');
+      this.failAll(new DOMException('A message on the worker channel could not be read.', 'DataCloneError'));
+    });
     port.start?.();
   }
 
   #post(message) {
     this.tap?.('out', message);
+    if (nestedDeeper(message)) {
+      throw new DOMException(`The value is nested deeper than ${MAX_DEPTH} levels, so it cannot be sent.`, 'DataCloneError');
+    }
     this.#port.postMessage(message);
   }
 
@@ -107,7 +140,13 @@ export class Endpoint {
   #receive(message) {
     this.tap?.('in', message);
     if (!message || message.v !== CHANNEL_VERSION) {
-      console.warn('site-agent channel: ignored a message of another version', message?.v);
+      if (message && typeof message === 'object' && 'v' in message) {
+        console.warn('site-agent channel: ignored a message of another version', message.v);
+        return;
+      }
+      // Not a channel message at all (it did not survive the clone): fail what waits.
+      console.error('site-agent channel: received an unreadable message', message);
+      this.failAll(new DOMException('A message on the worker channel could not be read.', 'DataCloneError'));
       return;
     }
     if (message.kind === 'reply') {

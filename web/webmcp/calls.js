@@ -9,11 +9,27 @@ function isObjectLike(value) {
   return (typeof value === 'object' && value !== null) || typeof value === 'function';
 }
 
-/** Turns a tool's return value into the string executeTool resolves with. */
-function resultText(value) {
+/**
+ * Turns a tool's return value into the string executeTool resolves with. A value JSON cannot
+ * write (a cycle, a BigInt) makes native executeTool reject as if the tool had failed; the
+ * tool has run by then, so the shim resolves with an MCP error result that says so and why
+ * (a caller that retried a failed call would run it twice).
+ */
+function resultText(value, name) {
   if (typeof value === 'string') return value === '' ? EMPTY_RESULT : value;
   if (isObjectLike(value)) {
-    const text = JSON.stringify(value); // throws on cycles and BigInt, like native
+    let text;
+    try {
+      text = JSON.stringify(value);
+    } catch (error) {
+      return JSON.stringify({
+        content: [{
+          type: 'text',
+          text: `${name} ran, but its return value could not be read (${describeError(error)}), so its result is unknown. It has already run: do not call it again to retry.`,
+        }],
+        isError: true,
+      });
+    }
     return text === undefined ? 'undefined' : text;
   }
   return String(value); // undefined -> "undefined", 42 -> "42", like native
@@ -101,7 +117,7 @@ export function run(entry, args, signal, fire) {
     running = Promise.reject(error);
   }
   fire('toolactivated');
-  return settleCall(running.then(resultText), signal, call, () => fire('toolcancel'));
+  return settleCall(running.then((value) => resultText(value, entry.name)), signal, call, () => fire('toolcancel'));
 }
 
 /**

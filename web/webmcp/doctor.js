@@ -26,7 +26,12 @@ const SUGGEST = {
   untrustedContent: 'untrustedContentHint',
   consequential: 'consequentialHint',
 };
-/** Keywords outside the WebMCP spec's schema subset (spec PR #289): the shim and the spec refuse them. */
+/**
+ * Keywords outside the WebMCP draft's schema subset (spec PR #289). The shim registers such
+ * tools as Chromium does (web/webmcp/schema.js) and the agent checks every call against the
+ * whole schema, so they are warnings about browsers that may enforce the draft, not errors.
+ * `format` is only a note: Chromium itself writes it for a form's date and email inputs.
+ */
 const EXCLUDED = ['$ref', '$defs', 'definitions', '$dynamicRef', '$anchor', 'format', 'unevaluatedProperties',
   'unevaluatedItems', 'dependentRequired', 'dependentSchemas', 'dependencies', 'contentEncoding',
   'contentMediaType', 'contentSchema', 'if', 'then', 'else', 'patternProperties', 'propertyNames'];
@@ -61,7 +66,7 @@ function* walk(schema, where = '') {
   }
 }
 
-function schemaFindings(name, schema) {
+function schemaFindings(name, schema, { form = false } = {}) {
   const out = [];
   if (schema === undefined || schema === null) return out;
   if (typeof schema !== 'object' || Array.isArray(schema)) {
@@ -77,26 +82,32 @@ function schemaFindings(name, schema) {
   const gemini = new Set();
   for (const [sub, where] of walk(schema)) {
     for (const keyword of EXCLUDED) {
-      if (keyword in sub) {
-        out.push(finding('error', 'schema-subset', name,
-          `'${keyword}' at ${where} is outside WebMCP's schema subset: the shim (every browser without WebMCP) refuses to register the tool, and browsers following the spec will too.`,
-          keyword === 'format'
-            ? "Remove 'format'; say the format in the property's description, or use a 'pattern'."
-            : keyword.startsWith('$') || keyword === 'definitions'
-              ? 'Write the referenced schema out in place (no $ref/$defs).'
-              : `Remove '${keyword}' and describe the rule in the description; the page's own code checks it anyway.`));
+      if (!(keyword in sub)) continue;
+      if (keyword === 'format') {
+        // A form's schema is the browser's own (Chromium writes format for date/email inputs).
+        if (!form) {
+          out.push(finding('info', 'schema-subset', name,
+            `'format' at ${where} is outside WebMCP's schema subset. The shim and Chromium register the tool and the agent checks the arguments, but some models ignore 'format'.`,
+            "Say the format in the property's description too (for example 'a date, YYYY-MM-DD')."));
+        }
+        continue;
       }
+      out.push(finding('warning', 'schema-subset', name,
+        `'${keyword}' at ${where} is outside WebMCP's schema subset: the shim and Chromium register the tool (the agent checks every call against the whole schema), but a browser that enforces the subset may refuse it.`,
+        keyword.startsWith('$') || keyword === 'definitions'
+          ? 'Write the referenced schema out in place (no $ref/$defs).'
+          : `Remove '${keyword}' and describe the rule in the description; the page's own code checks it anyway.`));
     }
     if ('additionalProperties' in sub && sub.additionalProperties !== false) {
-      out.push(finding('error', 'schema-subset', name,
-        `'additionalProperties' at ${where} is not false: WebMCP's schema subset allows only false, so the shim refuses the tool.`,
-        "Use additionalProperties: false, or leave it out."));
+      out.push(finding('info', 'schema-subset', name,
+        `'additionalProperties' at ${where} is not false: WebMCP's schema subset allows only false, but the shim and Chromium register the tool, and the agent checks every call against the whole schema.`,
+        'Use additionalProperties: false, or leave it out, for browsers that enforce the subset.'));
     }
     if (typeof sub.pattern === 'string') {
       try {
         new RegExp(sub.pattern, 'u');
       } catch {
-        out.push(finding('error', 'schema-subset', name, `The pattern at ${where} is not a valid regular expression: the shim refuses the tool.`,
+        out.push(finding('error', 'schema-subset', name, `The pattern at ${where} is not a valid regular expression: the browser registers the tool, but the agent cannot check arguments against an invalid schema and refuses every call to it.`,
           'Fix the pattern (it is a JavaScript regular expression with the u flag).'));
       }
     }
@@ -235,7 +246,7 @@ export function diagnose(report) {
         'Add annotations: {readOnlyHint: true} if it only reads; {consequentialHint: true} if it spends money or cannot be undone.'));
     }
     out.push(...nameFindings(tool.name));
-    out.push(...schemaFindings(tool.name, tool.inputSchema));
+    out.push(...schemaFindings(tool.name, tool.inputSchema, { form: formNames.has(tool.name) }));
   }
   for (const [name, count] of seen) {
     if (count > 1) {
