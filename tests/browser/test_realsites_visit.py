@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from conftest import CHROMIUM_ARGS, CHROMIUM_BIN, LANES  # at import, not in a fixture (see below)
 from element_support import BOOT_TIMEOUT_MS, EL, RECORDER, start_site
 
 pytestmark = pytest.mark.browser
@@ -49,9 +50,8 @@ KEY = "site-agent:default"
 @pytest.fixture(scope="module")
 def browser(playwright: Any, lane: str) -> Iterator[Any]:
     """Headless Chromium for ``lane`` with its back/forward cache (Playwright turns it off by
-    default with ``--disable-back-forward-cache``)."""
-    from conftest import CHROMIUM_ARGS, CHROMIUM_BIN, LANES
-
+    default with ``--disable-back-forward-cache``). The names come from this directory's
+    conftest, imported with the module: when fixtures run, ``conftest`` may name another one."""
     instance = playwright.chromium.launch(
         executable_path=CHROMIUM_BIN,
         headless=True,
