@@ -1,7 +1,9 @@
 """Strict JSON in and out.
 
 - ``loads`` rejects ``NaN``/``Infinity`` (not JSON: a browser's ``JSON.parse`` fails on them),
-  and turns every failure, including ``RecursionError`` on deep nesting, into ``ValueError``.
+  and turns every failure into ``ValueError``: nesting too deep for the parser (its
+  ``RecursionError``) into ``NestingError``, a number too long for ``int`` (CPython's
+  4,300-digit limit, CVE-2020-10735) into a message saying so.
 - ``depth`` measures nesting without recursion, so deep input is refused before it reaches
   code that recurses.
 - ``dumps`` writes compact UTF-8 and never fails on lone surrogates (they become ``?``).
@@ -13,6 +15,10 @@ import json
 from typing import Any
 
 
+class NestingError(ValueError):
+    """The text nests containers deeper than the parser can follow (thousands of levels)."""
+
+
 def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -21,13 +27,20 @@ def loads(data: bytes | str) -> Any:
     """Parse JSON text strictly.
 
     Raises:
-        ValueError: for anything that is not strict JSON.
+        NestingError: the nesting is too deep to parse; a depth the parser can follow is
+            measured by ``depth`` afterwards.
+        ValueError: for anything else that is not strict JSON, or a number of more than
+            4,300 digits.
     """
     try:
         return json.loads(data, parse_constant=_no_constants)
     except RecursionError as exc:
-        raise ValueError("JSON nested too deeply") from exc
-    except (ValueError, TypeError) as exc:
+        raise NestingError("JSON nested too deeply") from exc
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):
+            raise ValueError("a number in the JSON has too many digits") from exc
+        raise ValueError(f"not JSON ({type(exc).__name__})") from exc
+    except TypeError as exc:
         raise ValueError(f"not JSON ({type(exc).__name__})") from exc
 
 

@@ -450,12 +450,18 @@ class ProxyApp:
         def bad(message: str) -> _Refused:
             return _Refused(error_response(400, "bad-request", message[:500]))
 
+        too_deep = f"The JSON is nested deeper than {MAX_JSON_DEPTH} levels."
         try:
             data = _jsonutil.loads(body)
-        except ValueError:
-            raise bad("The body is not JSON.") from None
+        except _jsonutil.NestingError:
+            raise bad(too_deep) from None
+        except ValueError as exc:
+            digits = "too many digits" in str(exc)
+            raise bad(
+                "A number in the body has too many digits." if digits else "The body is not JSON."
+            ) from None
         if not _jsonutil.depth(data, MAX_JSON_DEPTH):
-            raise bad(f"The JSON is nested deeper than {MAX_JSON_DEPTH} levels.")
+            raise bad(too_deep)
         found = _validate.request_problems(data)
         if found:
             raise bad("The request does not follow protocol v1: " + "; ".join(found[:3]))

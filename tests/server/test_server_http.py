@@ -199,14 +199,35 @@ def test_405_other_methods(proxy: Any, method: str) -> None:
         b'{"version": 1,',
         b'{"version": 1, "instructions": "", "messages": [], "tools": [], "x": NaN}',
         b"\xff\xfe\x00",
-        b"[" * 5000 + b"]" * 5000,
     ],
 )
 def test_400_not_json(proxy: Any, stub: StubUpstream, raw: bytes) -> None:
     p: Proxy = proxy()
     response = p.post(None, raw=raw)
     assert response.status_code == 400
-    assert error_of(response)["code"] == "bad-request"
+    assert error_of(response) == {"code": "bad-request", "message": "The body is not JSON."}
+    assert stub.requests == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        # Deeper than the parser follows, and deeper than the cap but parseable: the same answer.
+        (b"[" * 5000 + b"]" * 5000, "The JSON is nested deeper than 64 levels."),
+        (b'{"a":' * 5000 + b"1" + b"}" * 5000, "The JSON is nested deeper than 64 levels."),
+        (b"[" * 20_000, "The JSON is nested deeper than 64 levels."),
+        (b"[" * 65 + b"]" * 65, "The JSON is nested deeper than 64 levels."),
+        (b'{"version": 1, "n": 1' + b"0" * 5000 + b"}", "A number in the body has too many digits."),
+    ],
+    ids=["list-5000", "object-5000", "unclosed-20000", "list-65", "digits-5001"],
+)
+def test_400_names_why_json_is_refused(
+    proxy: Any, stub: StubUpstream, raw: bytes, message: str
+) -> None:
+    p: Proxy = proxy()
+    response = p.post(None, raw=raw)
+    assert response.status_code == 400
+    assert error_of(response) == {"code": "bad-request", "message": message}
     assert stub.requests == []
 
 
