@@ -4,12 +4,19 @@ clear line and a non-zero exit."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import re
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 import pytest
+from generators import hostile_text
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pysite_agent as sa
 from pysite_agent.__main__ import main
@@ -185,3 +192,67 @@ def test_live_options_are_refused_before_a_browser_starts(
     assert main(["eval", str(DEMO_SET), *option]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and words in err, err
+
+
+# The terminal table: one line per case, columns aligned in terminal columns, whatever the names.
+
+TABLE_NAMES = [
+    "買い物かごに二つ",  # wide East Asian characters: two columns each
+    "👩‍💻 add a mug",  # one emoji of three code points
+    "cafe\u0301 latte",  # a combining accent: no column of its own
+    "evil\u202egnp.exe",  # a bidi override would reverse the rest of the line
+    "zero\u200bwidth",
+    "lone \ud800 surrogate",  # cannot be written to a UTF-8 stream as it is
+    "line\nbreak\tand tab",
+    "長" * 60,  # cut to 40 columns: between whole characters
+    "x" * 38 + "\u202e" * 3,  # cut where markers are: never inside one
+]
+
+
+def _table_of(names: list[str], tmp_path: Path) -> str:
+    demo = json.loads(DEMO_SET.read_text(encoding="utf-8"))
+    cases = [{**demo["cases"][i % 3], "name": name} for i, name in enumerate(names)]
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps({**demo, "cases": cases}), encoding="utf-8")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["eval", str(path)])
+    printed = out.getvalue()
+    printed.encode("utf-8")  # strict: no lone surrogate reaches the terminal
+    return printed
+
+
+def _assert_aligned(printed: str, count: int) -> None:
+    import wcwidth
+
+    from pysite_agent.core.display import has_hidden
+
+    lines = printed.splitlines()
+    rule = lines[1]
+    starts = [m.start() for m in re.finditer(r"-+", rule)]  # the rule is ASCII: columns
+    rows = lines[2 : 2 + count]
+    assert len(rows) == count and lines[2 + count] == rule, printed
+    for row in rows:
+        assert not has_hidden(row), row
+        assert wcwidth.width(row.split("  ")[0]) <= 40, row
+        for start in starts[1:]:
+            cell = wcwidth.clip(row, start, start + 4)
+            previous = wcwidth.clip(row, start - 2, start)
+            assert previous == "  " and cell.strip() and cell[0] != " ", (row, start, cell)
+        assert wcwidth.clip(row, starts[1], starts[1] + 4) in ("PASS", "FAIL"), row
+
+
+def test_the_table_aligns_wide_combining_and_hidden_characters(tmp_path: Path) -> None:
+    printed = _table_of(TABLE_NAMES, tmp_path)
+    _assert_aligned(printed, len(TABLE_NAMES))
+    assert "evil⟦U+202E⟧gnp.exe" in printed and "zero⟦U+200B⟧width" in printed
+    assert "line break and tab" in printed and "lone \ufffd surrogate" in printed
+    assert "長" * 19 + "…" in printed and "長" * 20 not in printed  # 38 columns and "…"
+    assert "x" * 38 + "…" in printed  # the marker that does not fit is left out whole
+
+
+@settings(max_examples=15, deadline=None)
+@given(names=st.lists(hostile_text(max_size=30), min_size=1, max_size=6))
+def test_the_table_stays_aligned_for_any_names(names: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        _assert_aligned(_table_of(names, Path(tmp)), len(names))

@@ -10,10 +10,13 @@ all of its steps pass there.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from pysite_agent.agent.eval_judge import Call
+from pysite_agent.core.display import reveal
 
 __all__ = ["CaseResult", "EvalReport", "StepResult"]
 
@@ -181,9 +184,13 @@ class EvalReport:
                 f"{total['argumentKeys']:.0%}",
             )
         )
-        cut = [tuple(_short(c, 40) for c in row) for row in rows]
-        widths = [max(len(row[i]) for row in cut) for i in range(len(rows[0]))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cut]
+        width, units = _measure()
+        cut = [tuple(_short(_cell(c), 40, width, units) for c in row) for row in rows]
+        widths = [max(width(row[i]) for row in cut) for i in range(len(rows[0]))]
+        lines = [
+            "  ".join(c + " " * (w - width(c)) for c, w in zip(row, widths, strict=True))
+            for row in cut
+        ]
         lines.insert(1, "  ".join("-" * w for w in widths))
         lines.insert(len(lines) - 1, "  ".join("-" * w for w in widths))
         tail = (
@@ -193,8 +200,47 @@ class EvalReport:
         return "\n".join(line.rstrip() for line in lines) + "\n" + tail
 
 
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+_MARKER = re.compile(r"(⟦U\+[0-9A-F]{4,6}⟧)")
+_BREAKS = re.compile(r"[\t\n\r]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _cell(text: str) -> str:
+    """``text`` as one line of a terminal table: lone surrogates as U+FFFD (they cannot be
+    written to a UTF-8 stream), tabs and line breaks as one space, and the characters that show
+    nothing or reorder the line (``core.display.HIDDEN_RANGES``) as ``⟦U+XXXX⟧`` markers."""
+    return reveal(_BREAKS.sub(" ", _SURROGATE.sub("\ufffd", text)))
+
+
+def _measure() -> tuple[Callable[[str], int], Callable[[str], Iterator[str]]]:
+    """The terminal width of a string (columns) and its user-perceived characters.
+
+    wcwidth (a dependency on CPython) counts a wide East Asian character or an emoji as two
+    columns and a combining mark as none (Unicode UAX #11, UAX #29). Where it is absent
+    (Pyodide's bundle does not ship it) one code point counts as one column."""
+    try:
+        import wcwidth
+    except ImportError:  # pragma: no cover - CPython installs it
+        return len, iter
+    return wcwidth.width, wcwidth.iter_graphemes
+
+
+def _short(
+    text: str, limit: int, width: Callable[[str], int], units: Callable[[str], Iterator[str]]
+) -> str:
+    """``text`` cut to ``limit`` columns with an ellipsis, between whole characters and
+    never inside a ``⟦U+XXXX⟧`` marker."""
+    if width(text) <= limit:
+        return text
+    kept: list[str] = []
+    used = 0
+    for part in _MARKER.split(text):
+        for unit in [part] if _MARKER.fullmatch(part) else units(part):
+            used += width(unit)
+            if used > limit - 1:
+                return "".join(kept) + "…"
+            kept.append(unit)
+    return "".join(kept) + "…"  # pragma: no cover - the width said it was longer
 
 
 def _label(entry: dict[str, Any]) -> str:

@@ -64,3 +64,25 @@ def depth(value: Any, limit: int) -> bool:
                 return False
             stack.extend((v, level + 1) for v in item)
     return True
+
+
+def read_body(body: bytes, max_depth: int) -> Any:
+    """A request body as JSON nesting at most ``max_depth`` containers.
+
+    Raises:
+        ValueError: one sentence for the client: the body is not JSON, is nested deeper than
+            ``max_depth`` (however deep: past what the parser follows too), or holds a number
+            of more than 4,300 digits.
+    """
+    too_deep = f"The JSON is nested deeper than {max_depth} levels."
+    try:
+        data = loads(body)
+    except NestingError:
+        raise ValueError(too_deep) from None
+    except ValueError as exc:
+        digits = "too many digits" in str(exc)
+        why = "A number in the body has too many digits." if digits else "The body is not JSON."
+        raise ValueError(why) from None
+    if not depth(data, max_depth):
+        raise ValueError(too_deep)
+    return data

@@ -450,18 +450,10 @@ class ProxyApp:
         def bad(message: str) -> _Refused:
             return _Refused(error_response(400, "bad-request", message[:500]))
 
-        too_deep = f"The JSON is nested deeper than {MAX_JSON_DEPTH} levels."
         try:
-            data = _jsonutil.loads(body)
-        except _jsonutil.NestingError:
-            raise bad(too_deep) from None
+            data = _jsonutil.read_body(body, MAX_JSON_DEPTH)
         except ValueError as exc:
-            digits = "too many digits" in str(exc)
-            raise bad(
-                "A number in the body has too many digits." if digits else "The body is not JSON."
-            ) from None
-        if not _jsonutil.depth(data, MAX_JSON_DEPTH):
-            raise bad(too_deep)
+            raise bad(str(exc)) from None
         found = _validate.request_problems(data)
         if found:
             raise bad("The request does not follow protocol v1: " + "; ".join(found[:3]))
