@@ -217,7 +217,7 @@ def test_400_not_json(proxy: Any, stub: StubUpstream, raw: bytes) -> None:
         (b'{"a":' * 5000 + b"1" + b"}" * 5000, "The JSON is nested deeper than 64 levels."),
         (b"[" * 20_000, "The JSON is nested deeper than 64 levels."),
         (b"[" * 65 + b"]" * 65, "The JSON is nested deeper than 64 levels."),
-        (b'{"version": 1, "n": 1' + b"0" * 5000 + b"}", "A number in the body has too many digits."),
+        (b'{"n": 1' + b"0" * 5000 + b"}", "A number in the body has too many digits."),
     ],
     ids=["list-5000", "object-5000", "unclosed-20000", "list-65", "digits-5001"],
 )
