@@ -142,3 +142,116 @@ def duplicate_keys_json(key: str = "a", first: Any = 1, second: Any = 2) -> str:
 
 #: "Nothing" as it arrives: Python None, JSON null, JS undefined (as the FFI names it), missing.
 NOTHING = (None, "null", "undefined", "<missing>")
+
+
+#: JSON values a schema's ``enum`` or ``const`` can hold: hostile strings (lone surrogates
+#: included), numbers of every size, and small containers.
+json_leaf = st.one_of(
+    st.none(), st.booleans(), st.integers(), big_int, st.floats(allow_nan=False), hostile_text(12)
+)
+json_value = st.recursive(
+    json_leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(hostile_text(6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_TYPE_NAMES = ("object", "array", "string", "number", "integer", "boolean", "null")
+_annotations = st.fixed_dictionaries(
+    {},
+    optional={
+        "description": hostile_text(20),
+        "title": hostile_text(10),
+        "default": json_value,
+        "examples": st.lists(json_value, max_size=2),
+    },
+)
+_leaf_schema = st.one_of(
+    st.booleans(),  # true: anything; false: nothing
+    st.just({}),
+    st.builds(
+        lambda t, extra: {"type": t, **extra},
+        st.sampled_from(_TYPE_NAMES[2:]),
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "minLength": st.integers(0, 3),
+                "maxLength": st.integers(3, 40),
+                "pattern": st.sampled_from(("^[a-z]+$", "[0-9]", "^(a|b)*$", "\\d{2}")),
+                "format": st.sampled_from(("date", "email", "uuid", "uri", "date-time")),
+                "minimum": st.integers(-5, 5),
+                "maximum": st.integers(5, 10**6),
+                "exclusiveMinimum": st.floats(-1, 0),
+                "multipleOf": st.sampled_from((1, 2, 0.5)),
+            },
+        ),
+    ),
+    st.lists(st.sampled_from(_TYPE_NAMES), min_size=1, max_size=3, unique=True).map(
+        lambda types: {"type": types}
+    ),
+    st.lists(json_value, min_size=1, max_size=4).map(lambda values: {"enum": values}),
+    json_value.map(lambda value: {"const": value}),
+)
+
+
+def _compound(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    keys = st.one_of(hostile_text(8), st.sampled_from(("", "a", 'q"uote', "back\\slash", "ü")))
+    properties = st.dictionaries(keys, inner, max_size=4)
+
+    def object_schema(props: dict[str, Any], required: list[int], extra: Any, typed: bool) -> Any:
+        names = list(props)
+        schema: dict[str, Any] = {"properties": props}
+        if typed:
+            schema["type"] = "object"
+        picked = sorted({names[i % len(names)] for i in required}) if names else []
+        if picked or required:
+            schema["required"] = picked or ["not-declared"]
+        if extra is not None:
+            schema["additionalProperties"] = extra
+        return schema
+
+    return st.one_of(
+        st.builds(
+            object_schema,
+            properties,
+            st.lists(st.integers(0, 9), max_size=3),
+            st.one_of(st.none(), st.booleans(), inner),
+            st.booleans(),
+        ),
+        st.builds(
+            lambda items, extra: {"type": "array", "items": items, **extra},
+            inner,
+            st.fixed_dictionaries(
+                {}, optional={"minItems": st.integers(0, 2), "maxItems": st.integers(2, 5)}
+            ),
+        ),
+        st.lists(inner, min_size=1, max_size=3).map(lambda items: {"prefixItems": items}),
+        st.lists(inner, min_size=1, max_size=3).map(lambda branches: {"anyOf": branches}),
+        st.lists(inner, min_size=1, max_size=3).map(lambda branches: {"oneOf": branches}),
+        st.lists(inner, min_size=1, max_size=2).map(lambda parts: {"allOf": parts}),
+        st.tuples(inner, inner).map(lambda pair: {"type": "object", "anyOf": list(pair)}),
+        inner.map(lambda branch: {"not": branch}),
+        st.tuples(inner, _annotations).map(
+            lambda pair: {**pair[1], **pair[0]} if isinstance(pair[0], dict) else pair[0]
+        ),
+    )
+
+
+#: JSON Schemas (draft 2020-12) of every shape a tool's ``inputSchema`` takes on real pages:
+#: boolean schemas, every type and type lists, ``enum``/``const`` with hostile values, objects
+#: with hostile property names, required names that are declared or not, every kind of
+#: ``additionalProperties``, arrays, ``prefixItems``, ``anyOf``/``oneOf``/``allOf`` at the root
+#: or beside ``type``, ``not``, string and number keywords, annotations.
+json_schema = st.recursive(_leaf_schema, _compound, max_leaves=12)
+#: A tool's ``inputSchema``: mostly an object at the root, sometimes anything.
+input_schema = st.one_of(
+    st.builds(
+        lambda props: {"type": "object", "properties": props},
+        st.dictionaries(
+            st.sampled_from(("query", "product", "quantity", "größe", 'a"b', "")),
+            json_schema,
+            max_size=4,
+        ),
+    ),
+    json_schema,
+)

@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import gbnf
 import jsonschema
 import pytest
 from aio import run
@@ -31,6 +32,7 @@ from pysite_agent.core.signals import AbortController, AbortedError
 from pysite_agent.core.types import ModelRequest
 from pysite_agent.core.wire import tool_call_message, tool_result_message, user_message
 from pysite_agent.models.local import LocalModel, local_model
+from pysite_agent.models.local_grammar import reply_grammar
 from pysite_agent.models.local_schema import (
     DROPPED_KEYWORDS,
     REPLY_FORMAT,
@@ -65,6 +67,7 @@ class FakeEngine:
         self.downloads = 0
         self.chunk = 4  # characters per streamed piece
         self.refuse_schema = False
+        self.refuse_grammar = False
         self.context_chars: int | None = None  # prompts longer than this raise ContextError
         self.gate: asyncio.Event | None = None  # a chat waits on it between pieces
         self.progress: list[Any] = []  # prompt_progress values sent before the reply
@@ -95,19 +98,26 @@ class FakeEngine:
 
     async def chat(self, request: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
         self.requests.append(request)
-        if "response_format" not in request:  # warm(): read the prompt, no reply wanted
+        if not {"response_format", "grammar"} & set(request):  # warm(): no reply wanted
             assert request["max_tokens"] == 1 and "onText" not in options
             self.warms += 1
             return {"text": "", "timings": {"prompt_n": 90, "predicted_n": 1}}
         on_text, signal = options["onText"], options["signal"]
-        fmt = request["response_format"]
-        assert fmt["type"] == "json_schema"
-        schema = fmt["json_schema"]["schema"]
-        if self.refuse_schema and any(
-            branch["properties"].get("arguments") != {"type": "object"}
-            for branch in schema["anyOf"][1:]
-        ):
-            raise EngineError("SchemaError", "failed to parse grammar")
+        grammar = request.get("grammar")
+        if grammar is not None:
+            assert "response_format" not in request  # llama.cpp takes one or the other
+            if self.refuse_grammar:
+                raise EngineError("SchemaError", "failed to parse grammar")
+            gbnf.parse(grammar)  # llama.cpp refuses a grammar it cannot read
+        else:
+            fmt = request["response_format"]
+            assert fmt["type"] == "json_schema"
+            schema = fmt["json_schema"]["schema"]
+            if self.refuse_schema and any(
+                branch["properties"].get("arguments") != {"type": "object"}
+                for branch in schema["anyOf"][1:]
+            ):
+                raise EngineError("SchemaError", "failed to parse grammar")
         prompt = "".join(m["content"] for m in request["messages"])
         if self.context_chars is not None and len(prompt) > self.context_chars:
             raise EngineError("ContextError", "the request exceeds the available context size")
@@ -116,8 +126,13 @@ class FakeEngine:
             options["onProgress"](value)
         reply = self.replies.pop(0)
         value = wire(reply(request) if callable(reply) else reply)
-        jsonschema.validate(value, schema)  # llama.cpp's grammar allows nothing else
-        text = json.dumps(value)
+        if grammar is not None:  # the grammar allows the compact spelling, nothing else
+            text = json.dumps(value, separators=(",", ":"))
+            assert gbnf.allows(grammar, text), text
+            assert not gbnf.allows(grammar, json.dumps(value)), "white space was allowed"
+        else:
+            jsonschema.validate(value, schema)  # llama.cpp's grammar allows nothing else
+            text = json.dumps(value)
         for i in range(0, len(text), self.chunk):
             if self.gate is not None:
                 await self.gate.wait()
@@ -366,7 +381,8 @@ def test_a_step_loads_once_sends_the_schema_and_parses_the_tool_call() -> None:
     assert "add_to_cart(product: string, quantity: integer)" in prompt
     assert "Visitor: add two mugs to my cart" in prompt
     assert prompt.endswith(REPLY_FORMAT)
-    assert sent["response_format"]["json_schema"]["schema"] == reply_schema(SHOP_TOOLS)
+    assert sent["grammar"] == reply_grammar(reply_schema(SHOP_TOOLS))
+    assert "response_format" not in sent
     assert sent["temperature"] == 0.0 and sent["max_tokens"] == 256
     assert model.last_usage["promptTokens"] > 0 and model.last_usage["completionTokens"] > 0
     assert model.engine_info["loadMs"] == 4000
@@ -483,10 +499,30 @@ def test_the_factory_receives_the_options_once() -> None:
 
 def test_a_schema_llama_cpp_refuses_is_asked_again_with_object_arguments() -> None:
     engine = FakeEngine([call("add_to_cart", product="mug", quantity=2)])
-    engine.refuse_schema = True
+    engine.refuse_grammar = engine.refuse_schema = True
     model = local_model("/m.gguf", engine=engine)
     assert run(model.respond(request())) == call("add_to_cart", product="mug", quantity=2)
     assert "argument schemas simplified to objects for the grammar" in model.last_cut
+    sent = [
+        r.get("grammar") or r["response_format"]["json_schema"]["schema"] for r in engine.requests
+    ]
+    assert sent == [
+        reply_grammar(reply_schema(SHOP_TOOLS)),
+        reply_schema(SHOP_TOOLS),
+        coarse_reply_schema(SHOP_TOOLS),
+    ]
+
+
+def test_a_grammar_llama_cpp_refuses_is_asked_again_as_a_schema() -> None:
+    engine = FakeEngine([call("add_to_cart", product="mug", quantity=2)])
+    engine.refuse_grammar = True
+    model = local_model("/m.gguf", engine=engine)
+    assert run(model.respond(request())) == call("add_to_cart", product="mug", quantity=2)
+    assert [sorted(set(r) & {"grammar", "response_format"}) for r in engine.requests] == [
+        ["grammar"],
+        ["response_format"],
+    ]
+    assert model.last_cut == []
 
 
 def test_a_prompt_over_the_context_is_cut_and_asked_again() -> None:
@@ -623,9 +659,11 @@ def test_the_gateway_still_asks_and_refuses_what_the_simplified_schema_let_throu
     assert asked == ["add_to_cart"]  # once: the invalid call never reached the card
     refused = next(e.to_json() for e in events if e.type == "tool-result")
     assert refused["isError"] is True
-    sent = engine.requests[0]["response_format"]["json_schema"]["schema"]["anyOf"][1]
-    quantity = sent["properties"]["arguments"]["properties"]["quantity"]
-    assert quantity["minimum"] == 1  # integer ranges reach the grammar
+    assert '"\\"quantity\\":" integer' in engine.requests[0]["grammar"]
+    definitions = [{"name": "add_to_cart", "inputSchema": schema}]
+    fallback = LocalModel.constraint(definitions, 1)["response_format"]["json_schema"]
+    quantity = fallback["schema"]["anyOf"][1]["properties"]["arguments"]["properties"]["quantity"]
+    assert quantity["minimum"] == 1  # integer ranges reach llama.cpp's converter
 
 
 def test_the_second_step_shows_the_call_and_its_result() -> None:
@@ -728,7 +766,7 @@ def test_a_step_asked_during_the_warm_up_waits_for_it_with_its_progress() -> Non
     real_chat = engine.chat
 
     async def slow_chat(body: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        if "response_format" not in body:
+        if not {"response_format", "grammar"} & set(body):
             await engine.gate.wait() if engine.gate else None
         return await real_chat(body, options)
 

@@ -44,11 +44,12 @@ context window), ``IntegrityError`` (the file's size or sha256 is not the expect
    when the context window (``context_tokens`` minus ``max_reply_tokens``) holds fewer:
    characters per token are learned from each reply's ``usage``.
 4. Decoding is constrained by :func:`pysite_agent.models.local_schema.reply_schema` (one branch
-   per tool, its name first, plus an answer) sent as ``response_format:
-   {type: "json_schema", json_schema: {name: "reply", schema}}``. llama.cpp builds the grammar;
-   when it refuses the schema (``SchemaError``) the step is asked again once with each tool's
-   arguments only ``{"type": "object"}``
-   (:func:`~pysite_agent.models.local_schema.coarse_reply_schema`).
+   per tool, its name first, plus an answer), written as a GBNF grammar with no optional white
+   space (:func:`pysite_agent.models.local_grammar.reply_grammar`) and sent as ``grammar``.
+   When llama.cpp refuses it (``SchemaError``) the step is asked again with the schema as
+   ``response_format: {type: "json_schema", json_schema: {name: "reply", schema}}`` (llama.cpp
+   builds the grammar), then once more with each tool's arguments only ``{"type": "object"}``
+   (:func:`~pysite_agent.models.local_schema.coarse_reply_schema`): :meth:`LocalModel.constraint`.
    When the prompt did not fit (``ContextError``) it is cut to half and asked again once.
 5. The reply text is parsed into protocol v1's reply (``bad-reply`` when it is not one); the
    agent's gateway then validates the arguments against the tool's real schema and asks the
@@ -79,6 +80,7 @@ from pysite_agent.core.types import Availability, ModelRequest
 from pysite_agent.core.wire import load_reply_text, parse_reply, user_message
 from pysite_agent.models.chrome.prompt import REPLY_FORMAT as CHROME_REPLY_FORMAT
 from pysite_agent.models.chrome.prompt import build_prompt
+from pysite_agent.models.local_grammar import reply_grammar
 from pysite_agent.models.local_schema import (
     REPLY_FORMAT,
     LocalAnswerStream,
@@ -362,19 +364,35 @@ class LocalModel:
             return RULES + instructions[len(BUILT_IN_INSTRUCTIONS) :]
         return instructions
 
-    def _request(self, instructions: str, prompt: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    def _request(
+        self, instructions: str, prompt: str, constraint: Mapping[str, Any]
+    ) -> dict[str, Any]:
         instructions = self.system_prompt(instructions)
         messages = [{"role": "user", "content": prompt}]
         if instructions:
             messages.insert(0, {"role": "system", "content": instructions})
         return {
             "messages": messages,
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": "reply", "strict": True, "schema": dict(schema)},
-            },
+            **constraint,
             "max_tokens": self.max_reply_tokens,
             "temperature": self.temperature,
+        }
+
+    @staticmethod
+    def constraint(tools: Sequence[Mapping[str, Any]], level: int = 0) -> dict[str, Any]:
+        """The request's decoding constraint for ``tools``, from the tightest spelling down:
+        0, ``{"grammar": GBNF}`` (:func:`~pysite_agent.models.local_grammar.reply_grammar`: the
+        compact JSON only); 1, ``{"response_format": json_schema}`` (llama.cpp's converter,
+        white space allowed); 2, the same with each tool's arguments only an object
+        (:func:`~pysite_agent.models.local_schema.coarse_reply_schema`)."""
+        if level == 0:
+            return {"grammar": reply_grammar(reply_schema(tools))}
+        schema = reply_schema(tools) if level == 1 else coarse_reply_schema(tools)
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "reply", "strict": True, "schema": schema},
+            }
         }
 
     def prefix(self, instructions: str, tools: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
@@ -505,9 +523,8 @@ class LocalModel:
         self, engine: Any, request: ModelRequest, link: ffi.JsAbortLink
     ) -> dict[str, Any]:
         chars = self._budget(self.system_prompt(request.instructions))
-        schema = reply_schema(request.tools)
-        coarse = False
-        for attempt in range(3):
+        level = 0  # the grammar, then llama.cpp's schema converter, then coarse arguments
+        for attempt in range(4):
             text, notes = build_prompt(
                 request.messages,
                 request.tools,
@@ -516,16 +533,17 @@ class LocalModel:
             )
             text = _local_prompt(text)
             self.last_cut = list(notes)
-            if coarse:
+            if level == 2:
                 self.last_cut.append("argument schemas simplified to objects for the grammar")
+            constraint = self.constraint(request.tools, level)
             try:
-                result = await self._chat(engine, request, text, schema, link)
+                result = await self._chat(engine, request, text, constraint, link)
             except Exception as exc:
                 name = ffi.error_name(exc)
-                if attempt < 2 and name == "SchemaError" and not coarse:
-                    schema, coarse = coarse_reply_schema(request.tools), True
+                if attempt < 3 and name == "SchemaError" and level < 2:
+                    level += 1
                     continue
-                if attempt < 2 and name == "ContextError" and chars > MIN_PROMPT_CHARS:
+                if attempt < 3 and name == "ContextError" and chars > MIN_PROMPT_CHARS:
                     chars = max(MIN_PROMPT_CHARS, chars // 2)
                     self._chars_per_token = max(1.0, self._chars_per_token / 2)
                     continue
@@ -561,7 +579,7 @@ class LocalModel:
         engine: Any,
         request: ModelRequest,
         text: str,
-        schema: Mapping[str, Any],
+        constraint: Mapping[str, Any],
         link: ffi.JsAbortLink,
     ) -> dict[str, Any]:
         on_text = request.on_text
@@ -586,7 +604,7 @@ class LocalModel:
         owned = ffi.callback(forward, engine)
         owned_progress = ffi.callback(progress, engine)
         try:
-            body = self._arg(engine, self._request(request.instructions, text, schema))
+            body = self._arg(engine, self._request(request.instructions, text, constraint))
             options = self._js_options(
                 engine,
                 {"onText": owned.value, "onProgress": owned_progress.value, "signal": link.signal},

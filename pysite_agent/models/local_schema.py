@@ -11,7 +11,8 @@ branch per tool ``{tool: <const NAME>, arguments: <its inputSchema, $ref inlined
 :func:`to_protocol` turns a reply back into protocol v1's shape. The engine hands the schema
 to llama.cpp as ``response_format: {type: "json_schema", json_schema: {name, schema}}``, and
 llama.cpp turns it into a grammar itself (its ``json-schema-to-grammar``, which writes an
-object's keys in the order of its ``properties``); nothing here writes a grammar.
+object's keys in the order of its ``properties``) when the grammar written from it
+(:mod:`pysite_agent.models.local_grammar`) is refused.
 
 That converter reads a subset of JSON Schema (llama.cpp, ``grammars/README.md``, "JSON Schemas
 → GBNF"). :func:`grammar_schema` keeps what it reads and simplifies the rest, always towards a
@@ -62,11 +63,12 @@ __all__ = [
 
 REPLY_FORMAT = (
     "Reply with exactly one JSON object: "
-    '{"tool": "<tool name>", "arguments": {...}} to call one tool, or '
-    '{"answer": "..."} to answer the visitor.'
+    '{"tool":"<tool name>","arguments":{...}} to call one tool, or '
+    '{"answer":"..."} to answer the visitor.'
 )
-"""The closing line of the prompt: the two shapes :func:`reply_schema` allows (both shapes
-written out: measured with SmolLM2-135M, a shorter line made it answer in words)."""
+"""The closing line of the prompt: the two shapes :func:`reply_schema` allows, written out
+(measured with SmolLM2-135M, a shorter line made it answer in words) in the compact spelling
+the grammar allows (:mod:`pysite_agent.models.local_grammar`)."""
 
 DROPPED_KEYWORDS = frozenset(
     {

@@ -1,0 +1,237 @@
+"""A reply schema written as a GBNF grammar with no optional white space, for llama.cpp.
+
+Pure Python (no ``js``), checked by mypy in strict mode. llama.cpp's own schema converter
+(``json-schema-to-grammar``, what ``response_format`` uses) lets the model write white space
+between any two tokens of the JSON (a ``space`` rule of up to two line breaks and 20 blanks),
+and a small model does: every such token is one more decoding step on a CPU. The grammar here
+allows exactly one spelling per structure, the compact one (``{"tool":"NAME","arguments":{...}}``),
+so the model writes only what carries meaning. llama.cpp reads it from the request's ``grammar``
+field (``grammars/README.md``, "GBNF Guide"; the server takes ``grammar`` or a schema, not both).
+
+The grammar is never stricter than the schema: every value the schema accepts can be written,
+in its compact spelling (:func:`compact_json`), with an object's keys in the grammar's order (a
+schema's required properties in the order of ``properties``, then the optional ones, then any
+others). Where a keyword is not translated the grammar is looser than the schema, never
+tighter:
+
+- translated: ``type`` (one or a list), ``properties``, ``required``, ``additionalProperties``
+  (``false``, a schema, or anything), ``items``, ``enum``, ``const``, and ``anyOf`` on its own;
+- left to the schema (any value of the type is allowed): ``anyOf``/``allOf`` beside other
+  keywords, ``prefixItems``, lengths, ranges, ``format`` and ``pattern``; below
+  :data:`MAX_DEPTH` levels, any JSON value.
+
+The arguments are validated against the tool's real ``inputSchema`` by the agent's gateway
+before anything runs, so what the grammar lets through and the schema does not is refused
+there (the model sees why), never run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["MAX_DEPTH", "PRIMITIVES", "compact_json", "literal", "reply_grammar"]
+
+MAX_DEPTH = 24
+"""Schema levels translated; deeper parts of a schema allow any JSON value."""
+
+PRIMITIVES: dict[str, str] = {
+    "value": "object | array | string | number | boolean | null",
+    "object": '"{" ( string ":" value ( "," string ":" value )* )? "}"',
+    "array": '"[" ( value ( "," value )* )? "]"',
+    "string": '"\\"" char* "\\""',
+    "char": '[^"\\\\\\x00-\\x1F] | "\\\\" ( ["\\\\/bfnrt] | "u" [0-9a-fA-F]{4} )',
+    "integer": '"-"? ( "0" | [1-9] [0-9]* )',
+    "number": 'integer ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?',
+    "boolean": '"true" | "false"',
+    "null": '"null"',
+}
+"""JSON's value rules (RFC 8259, sections 2-7) without white space: a string's characters are
+any but ``"``, ``\\`` and U+0000-U+001F, or an escape; an integer has as many digits as it
+needs (llama.cpp's own converter allows 16, fewer than a valid 2**64 has)."""
+
+_USES = {
+    "value": ("object", "array", "string", "number", "boolean", "null"),
+    "object": ("string", "value"),
+    "array": ("value",),
+    "string": ("char",),
+    "number": ("integer",),
+}
+_SHAPES = {
+    "object": ("properties", "required", "additionalProperties"),
+    "array": ("items", "prefixItems"),
+}
+_TYPES = frozenset(("object", "array", "string", "number", "integer", "boolean", "null"))
+
+
+def literal(text: str) -> str:
+    """``text`` as a GBNF string literal: ``"``, ``\\`` and every character outside printable
+    ASCII escaped (``\\xHH``, ``\\uHHHH``, ``\\UHHHHHHHH``), so the grammar text is ASCII."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif 0x20 <= code < 0x7F:
+            out.append(ch)
+        elif code < 0x100:
+            out.append(f"\\x{code:02X}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04X}")
+        else:
+            out.append(f"\\U{code:08X}")
+    return '"' + "".join(out) + '"'
+
+
+def compact_json(value: Any) -> str:
+    """``value`` (JSON data) in the spelling the grammar writes a ``const`` or ``enum`` value
+    in, and allows for every value: no white space, ``json.dumps``'s numbers and escapes, each
+    string as it is, or with JSON's ``\\uXXXX`` escapes where it holds a lone surrogate
+    (UTF-8, what the model writes, cannot hold one).
+
+    Raises:
+        ValueError: for NaN or an infinity; TypeError: for a value that is not JSON data.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return json.dumps(value)
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Mapping):
+        pairs = (compact_json(str(k)) + ":" + compact_json(v) for k, v in value.items())
+        return "{" + ",".join(pairs) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(compact_json(v) for v in value) + "]"
+    return json.dumps(value, allow_nan=False)
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.rules: dict[str, str] = {}
+        self._named: dict[str, str] = {}
+        self._used: set[str] = set()
+
+    def use(self, name: str) -> str:
+        if name not in self._used:
+            self._used.add(name)
+            for other in _USES.get(name, ()):
+                self.use(other)
+        return name
+
+    def name(self, body: str) -> str:
+        """A rule for ``body`` (one per distinct body)."""
+        if body not in self._named:
+            self._named[body] = f"r{len(self._named) + 1}"
+            self.rules[self._named[body]] = body
+        return self._named[body]
+
+    def text(self) -> str:
+        lines = [f"root ::= {self.rules.pop('root')}"]
+        lines += [f"{k} ::= {v}" for k, v in self.rules.items()]
+        lines += [f"{k} ::= {PRIMITIVES[k]}" for k in PRIMITIVES if k in self._used]
+        return "\n".join(lines) + "\n"
+
+    # -- schema to rule -----------------------------------------------------------------
+
+    def schema(self, node: Any, depth: int) -> str:
+        """A rule expression allowing at least every value ``node`` accepts."""
+        if not isinstance(node, Mapping) or depth > MAX_DEPTH:
+            return self.use("value")  # true, false (nothing: looser), or too deep
+        if "const" in node:
+            return self._literal_value(node["const"])
+        enum = node.get("enum")
+        if isinstance(enum, list) and enum:
+            choices = [self._literal_value(v) for v in enum]
+            return self.name(" | ".join(dict.fromkeys(choices)))
+        kind = node.get("type")
+        if isinstance(kind, list):
+            kinds = [k for k in kind if k in _TYPES]
+            if not kinds or len(kinds) != len(kind):
+                return self.use("value")
+            return self.name(" | ".join(self._typed(node, k, depth) for k in dict.fromkeys(kinds)))
+        if isinstance(kind, str):
+            return self._typed(node, kind, depth) if kind in _TYPES else self.use("value")
+        shaped = [kind for kind, keys in _SHAPES.items() if any(k in node for k in keys)]
+        if shaped:  # without a type these keywords apply to their type only: others are valid
+            others = [self.use(k) for k in ("string", "number", "boolean", "null")]
+            own = [self._typed(node, k, depth) if k in shaped else self.use(k) for k in _SHAPES]
+            return self.name(" | ".join(own + others))
+        branches = node.get("anyOf")
+        if isinstance(branches, list) and branches:
+            return self.name(" | ".join(self.schema(b, depth + 1) for b in branches))
+        parts = node.get("allOf")
+        if isinstance(parts, list) and len(parts) == 1:
+            return self.schema(parts[0], depth + 1)
+        return self.use("value")
+
+    def _literal_value(self, value: Any) -> str:
+        try:
+            return literal(compact_json(value))
+        except (TypeError, ValueError, RecursionError):  # not JSON data, or nested too deeply
+            return self.use("value")
+
+    def _typed(self, node: Mapping[str, Any], kind: str, depth: int) -> str:
+        if kind == "object":
+            return self._object(node, depth)
+        if kind == "array":
+            items = node.get("items")
+            if "prefixItems" in node or items is None or items is True:
+                return self.use("array")
+            item = self.schema(items, depth + 1) if items is not False else None
+            if item is None:
+                return '"[]"'
+            return self.name(f'"[" ( {item} ( "," {item} )* )? "]"')
+        if kind == "number":
+            return self.use("number")
+        return self.use(kind)
+
+    def _object(self, node: Mapping[str, Any], depth: int) -> str:
+        props = node.get("properties")
+        props = props if isinstance(props, Mapping) else {}
+        required = node.get("required")
+        required = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
+        extra_schema = node.get("additionalProperties", True)
+        if not props and not required and extra_schema is True:
+            return self.use("object")
+        extra = None
+        if extra_schema is not False:
+            extra = self.name(f'{self.use("string")} ":" {self.schema(extra_schema, depth + 1)}')
+
+        def pair(key: str) -> str:
+            value = props.get(key, extra_schema)
+            value_rule = self.schema(value, depth + 1) if value is not False else self.use("value")
+            return self.name(f"{literal(compact_json(key) + ':')} {value_rule}")
+
+        must = [k for k in props if k in required] + [k for k in required if k not in props]
+        may = [k for k in props if k not in required]
+        must_rules = [pair(k) for k in dict.fromkeys(must)]
+        may_rules = [pair(str(k)) for k in may]
+        tail = f' ( "," {extra} )*' if extra else ""
+        if must_rules:
+            body = ' "," '.join(must_rules)
+            body += "".join(f' ( "," {r} )?' for r in may_rules) + tail
+            return self.name(f'"{{" {body} "}}"')
+        # Nothing required: the first pair written has no comma before it.
+        starts = []
+        for i, first in enumerate(may_rules):
+            rest = "".join(f' ( "," {r} )?' for r in may_rules[i + 1 :])
+            starts.append(f"{first}{rest}{tail}")
+        if extra:
+            starts.append(f'{extra} ( "," {extra} )*')
+        if not starts:
+            return '"{}"'
+        return self.name(f'"{{" ( {" | ".join(starts)} )? "}}"')
+
+
+def reply_grammar(schema: Mapping[str, Any]) -> str:
+    """``schema`` (a reply schema, :func:`pysite_agent.models.local_schema.reply_schema`: an
+    ``anyOf`` of object branches) as GBNF text whose ``root`` rule allows each value the schema
+    accepts in its compact JSON spelling, and nothing with white space outside strings. The
+    text is ASCII, one rule per line, the same for the same schema (so a prompt cache and a
+    test can compare it). Never raises for JSON data; see the module docstring for what is
+    translated."""
+    writer = _Writer()
+    writer.rules["root"] = writer.schema(schema, 0)
+    return writer.text()
