@@ -58,7 +58,7 @@ from pysite_agent.core.wire import user_message  # noqa: E402
 from pysite_agent.models.chrome import REPLY_FORMAT as CHROME_REPLY_FORMAT  # noqa: E402
 from pysite_agent.models.chrome import build_prompt  # noqa: E402
 from pysite_agent.models.local import LocalModel  # noqa: E402
-from pysite_agent.models.local_schema import REPLY_FORMAT, reply_schema  # noqa: E402
+from pysite_agent.models.local_schema import REPLY_FORMAT  # noqa: E402
 
 BUNDLE = ROOT / "dist" / "local-model-bench"
 MODEL = "/models/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -69,7 +69,8 @@ EL = "document.querySelector('site-agent')"
 
 
 def shop_prompt() -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The messages and schema the adapter sends for the demo shop's first step."""
+    """The messages and the decoding constraint (the grammar) the adapter sends for the demo
+    shop's first step."""
     evals = json.loads((ROOT / "examples" / "demo-shop-evals.json").read_text())
     tools = evals["tools"]
     instructions = LocalModel.system_prompt(
@@ -82,10 +83,10 @@ def shop_prompt() -> tuple[list[dict[str, Any]], dict[str, Any]]:
     )
     text = text.replace(CHROME_REPLY_FORMAT, REPLY_FORMAT)  # as LocalModel closes it
     messages = [{"role": "system", "content": instructions}, {"role": "user", "content": text}]
-    return messages, reply_schema(tools)
+    return messages, LocalModel.constraint(tools)
 
 
-ENGINE_RUN = """async ([model, sha, threads, messages, schema, download, chat]) => {
+ENGINE_RUN = """async ([model, sha, threads, messages, constraint, download, chat]) => {
   const { createLocalEngine } = await import('/web/runtime/local-model.js');
   const e = createLocalEngine({ url: model, sha256: sha, threads });
   const out = {};
@@ -97,8 +98,7 @@ ENGINE_RUN = """async ([model, sha, threads, messages, schema, download, chat]) 
   out.loadMs = performance.now() - t + out.downloadMs;
   if (!chat) return out;
   t = performance.now();
-  const res = await e.chat({ messages, response_format: { type: 'json_schema',
-    json_schema: { name: 'reply', schema } }, max_tokens: 48, temperature: 0 }, {});
+  const res = await e.chat({ messages, ...constraint, max_tokens: 48, temperature: 0 }, {});
   out.chatMs = performance.now() - t;
   out.text = res.text;
   out.timings = res.timings;
@@ -182,7 +182,7 @@ def engine_runs(
 ) -> None:
     """One fresh browser per run and row, the page cross-origin isolated (so the thread count
     is what is passed: ``threads`` is given explicitly to the engine), rows interleaved."""
-    messages, schema = shop_prompt()
+    messages, constraint = shop_prompt()
     results: dict[str, dict[str, list[float]]] = {}
     server = DemoServer([bundle, ROOT / "examples"], port=0, cross_origin_isolated=True)
     server.start()
@@ -195,7 +195,7 @@ def engine_runs(
                     page = browser.new_context().new_page()
                     page.set_default_timeout(900_000)
                     page.goto(server.url + "probe-blank.html")
-                    args = [url, sha, n, messages, schema]
+                    args = [url, sha, n, messages, constraint]
                     first = page.evaluate(ENGINE_RUN, [*args, True, False])
                     page.goto(server.url + "probe-blank.html")
                     later = page.evaluate(ENGINE_RUN, [*args, False, chat])
@@ -222,7 +222,7 @@ def engine_runs(
             print(f"  {key:20} {median(values)}")
 
 
-BUILD_RUN = """async ([model, messages, schema, compat, batch, extra]) => {
+BUILD_RUN = """async ([model, messages, constraint, compat, batch, extra]) => {
   const { Wllama } = await import('/wllama/index.js');
   const abs = (path) => new URL(path, location.href).href;
   const w = new Wllama({ default: abs('/wllama/wllama.wasm') },
@@ -240,8 +240,7 @@ BUILD_RUN = """async ([model, messages, schema, compat, batch, extra]) => {
   let timings = null;
   let text = '';
   await w.createChatCompletion({ messages, max_tokens: 48, temperature: 0, stream: true,
-    response_format: { type: 'json_schema', json_schema: { name: 'reply', schema } },
-    onData: (c) => {
+    ...constraint, onData: (c) => {
       text += c?.choices?.[0]?.delta?.content ?? '';
       timings = c?.timings ?? timings;
     } });
@@ -280,7 +279,7 @@ def build_runs(
                 assert member is not None
                 (dest / name).write_bytes(member.read())
         builds.append("wasm32 (compat)")
-    messages, schema = shop_prompt()
+    messages, constraint = shop_prompt()
     results: dict[str, dict[str, list[float]]] = {}
     server = DemoServer([bundle, ROOT / "examples"], port=0)
     server.start()
@@ -295,7 +294,7 @@ def build_runs(
                 page = browser.new_context().new_page()
                 page.set_default_timeout(900_000)
                 page.goto(server.url + "probe-blank.html")
-                args = [MODEL, messages, schema, build != "memory64", batch, extra]
+                args = [MODEL, messages, constraint, build != "memory64", batch, extra]
                 out = page.evaluate(BUILD_RUN, args)
                 browser.close()
                 t = out.get("timings") or {}

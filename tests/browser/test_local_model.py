@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
+import gbnf
 import jsonschema
 import pytest
 from conftest import PageLog
@@ -31,6 +33,7 @@ from element_support import EL, RECORDER, REPO, Shop
 
 from pysite_agent.bundle import build_bundle
 from pysite_agent.cli.demo import DemoServer
+from pysite_agent.models.local import LocalModel
 
 pytestmark = pytest.mark.browser
 
@@ -261,6 +264,86 @@ def test_stop_after_a_token_leaves_no_uncaught_rejection(shop: Shop, page_log: P
     )
     assert outcome["error"] == "AbortError" and outcome["pieces"] >= 1, outcome
     assert outcome["uncaught"] == [], outcome
+
+
+GRAMMAR_TOOLS = [  # the shop's kind, a root anyOf, and names and constants to escape
+    [
+        {
+            "name": "add_to_cart",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"product": {"type": "string"}, "quantity": {"type": "integer"}},
+                "required": ["product", "quantity"],
+            },
+        }
+    ],
+    [
+        {
+            "name": "find",
+            "inputSchema": {
+                "anyOf": [
+                    {
+                        "type": "object",
+                        "properties": {"id": {"type": "integer"}},
+                        "required": ["id"],
+                    },
+                    {"type": "object", "properties": {"name": {"type": ["string", "null"]}}},
+                ]
+            },
+        }
+    ],
+    [
+        {
+            "name": "größe_wählen",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    'q"uote': {"const": "\ud800 ⟦x⟧"},
+                    "size": {"enum": ["S", "M", 3, None]},
+                },
+                "required": ['q"uote', "size"],
+            },
+        }
+    ],
+]
+
+
+def test_the_engine_reads_the_grammar_and_writes_no_white_space(shop: Shop) -> None:
+    """llama.cpp itself reads each grammar (a grammar it cannot read is an error, not a reply)
+    and writes within it: no white space outside strings, a reply the grammar allows."""
+    grammars = [LocalModel.constraint(tools)["grammar"] for tools in GRAMMAR_TOOLS]
+    replies = shop.page.evaluate(
+        """async ([path, grammars]) => {
+            const { createLocalEngine } = await import('/web/runtime/local-model.js');
+            const url = new URL(path, location.href).href;
+            const engine = createLocalEngine({ url, threads: 1 });
+            await engine.load();
+            const out = [];
+            for (const grammar of grammars) {
+                try {
+                    const reply = await engine.chat({ grammar, max_tokens: 40, temperature: 0,
+                        messages: [{ role: 'user', content: 'Call the tool.' }] });
+                    out.push({ text: reply.text, tokens: reply.usage?.completion_tokens });
+                } catch (e) {
+                    out.push({ error: `${e.name}: ${e.message}` });
+                }
+            }
+            await engine.unload();
+            return out;
+        }""",
+        [MODEL_PATH, grammars],
+    )
+    print(f"\nreplies under the grammars: {json.dumps(replies)}")
+    for grammar, reply in zip(grammars, replies, strict=True):
+        assert "error" not in reply, reply
+        text = reply["text"]
+        assert text, reply
+        assert not re.search(r"\s", re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)), text
+        try:
+            json.loads(text)
+        except ValueError:
+            continue  # cut at max_tokens: what was written is still compact
+        assert gbnf.allows(grammar, text), (text, grammar)
 
 
 FIREFOX_STOP_PAGE = """<!doctype html><meta charset="utf-8"><title>Stop in Firefox</title>
