@@ -25,11 +25,13 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import gbnf
 import jsonschema
 import pytest
 from conftest import PageLog
 from element_support import EL, RECORDER, REPO, Shop
+
+sys.path.insert(0, str(REPO / "tests"))
+import gbnf
 
 from pysite_agent.bundle import build_bundle
 from pysite_agent.cli.demo import DemoServer
