@@ -462,7 +462,7 @@ export class Panel {
     });
   }
 
-  #onHide = () => this.#visit?.hidden(this.isOpen, this.transcript.data(), this.card.pending);
+  #onHide = () => this.#visit?.hidden(this.isOpen, this.transcript.data(this.card.pendingCall), this.card.pending);
 
   #onShow = (event) => {
     const visit = event.persisted ? this.#visit : null;
