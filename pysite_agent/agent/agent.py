@@ -743,6 +743,20 @@ class SiteAgent:
         self._conv = _Conversation()
         reset_model(self._model)  # e.g. Chrome's adapter destroys its sessions
 
+    def route_changed(self, page: dict[str, str]) -> bool:
+        """The page moved to ``page`` (``{"origin", "path"}``, as
+        :func:`~pysite_agent.core.visit.page_of` gives) without a new document: a single-page
+        app's route (docs/element.md, "On real sites"). Later runs record it, and a run going on
+        gets a ``page`` step now (trace v1's shape). Returns False, and records nothing, when
+        ``page`` is :attr:`page` already."""
+        if page == self.page:
+            return False
+        self.page = dict(page)
+        run = self._current
+        if run is not None and run._trace is not None and not run.done.done():
+            run._trace.add("page", **self.page)
+        return True
+
     def deny_pending(self, cause: DenialCause) -> bool:
         """End the running run's pending confirmation as denied with ``cause`` (see
         :meth:`AgentRun.deny_pending`); returns whether one was pending."""
