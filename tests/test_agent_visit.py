@@ -425,3 +425,31 @@ def test_the_controller_refuses_deep_json_from_the_page_with_a_clear_error() -> 
         controller.close()
 
     run(main())
+
+
+def test_a_route_change_is_one_page_step_and_the_next_runs_start_there() -> None:
+    cart = {**PAGE1, "path": "/cart"}
+
+    async def page_steps(controller: Any, text: str, run_id: int) -> list[dict[str, str]]:
+        envelope = json.loads(await controller.run(text, run_id))
+        steps = envelope["value"]["trace"]["steps"]
+        return [{"origin": s["origin"], "path": s["path"]} for s in steps if s["kind"] == "page"]
+
+    async def main() -> None:
+        controller = create_controller(Bridge())
+
+        def moved(_request: ModelRequest) -> Any:  # the app changes its route mid-run
+            base = "http://127.0.0.1:8000"
+            assert controller.route(f"{base}/demo-shop.html?tab=2#reviews") is False  # same path
+            assert controller.route(f"{base}/cart") is True
+            assert controller.route(f"{base}/cart#top") is False
+            assert controller.route("javascript:void 0") is False  # not a page address
+            return answer("moved")
+
+        model = ScriptedModel([moved, answer("here")])
+        await controller.configure(CONFIG, {"tools": shop_context(), "model": model})
+        assert await page_steps(controller, "go", 1) == [PAGE1, cart]
+        assert await page_steps(controller, "and now", 2) == [cart]  # the route it is on
+        controller.close()
+
+    run(main())

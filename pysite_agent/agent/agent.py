@@ -9,13 +9,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import math
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from pysite_agent.agent import _gateway as gateway
 from pysite_agent.agent._repeats import JustDone, Repeats
+from pysite_agent.agent._replies import jsonable as _jsonable
+from pysite_agent.agent._replies import strict_reply as _strict_reply
 from pysite_agent.core.display import EventLog
 from pysite_agent.core.errors import SiteAgentError, model_unavailable
 from pysite_agent.core.events import (
@@ -82,60 +83,6 @@ def resolve_tools(tools: Any) -> ToolSource:
     if tools is None:
         return default_tool_source()
     return as_tool_source(tools)
-
-
-MAX_REPLY_DEPTH = 64
-"""Replies nested deeper than this are refused before anything recurses into them."""
-
-
-def _too_deep(value: Any, limit: int = MAX_REPLY_DEPTH) -> bool:
-    """Whether ``value`` nests lists/dicts deeper than ``limit`` (checked without recursion:
-    in Pyodide a deep recursion overflows the JavaScript stack instead of raising)."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend((v, depth + 1) for v in item)
-    return False
-
-
-def _jsonable(value: Any) -> Any:
-    """``value`` as strict JSON data (for the trace); never raises."""
-    if _too_deep(value):
-        return f"<not JSON: nested deeper than {MAX_REPLY_DEPTH} levels>"
-    try:
-        return json.loads(json.dumps(value, default=repr, allow_nan=False))
-    except (TypeError, ValueError, RecursionError):
-        return f"<not JSON: {type(value).__name__}>"
-
-
-def _strict_reply(raw: Any) -> Any:
-    """The model's reply as strict JSON data (no NaN/Infinity, no objects JSON cannot hold).
-
-    Raises:
-        SiteAgentError: ``bad-reply`` when the reply is not JSON data, or nests deeper than
-            :data:`MAX_REPLY_DEPTH`.
-    """
-    if _too_deep(raw):
-        raise SiteAgentError(
-            "bad-reply", f"the model's reply is nested deeper than {MAX_REPLY_DEPTH} levels"
-        )
-    try:
-        return json.loads(json.dumps(raw, allow_nan=False))
-    except (TypeError, ValueError, RecursionError) as exc:
-        if isinstance(exc, ValueError) and isinstance(raw, dict) and raw.get("type") == "tool":
-            # NaN/Infinity only in the arguments: passed on as JSON text, which the argument
-            # check refuses as an invalid call the model can correct (core.wire does the same).
-            rest = {k: v for k, v in raw.items() if k != "arguments"}
-            with contextlib.suppress(TypeError, ValueError):
-                text = json.dumps(raw.get("arguments"), allow_nan=True, ensure_ascii=False)
-                return {**json.loads(json.dumps(rest, allow_nan=False)), "arguments": text}
-        reason = "too deeply nested" if isinstance(exc, RecursionError) else str(exc)
-        raise SiteAgentError("bad-reply", f"the model's reply is not JSON data: {reason}") from None
 
 
 class AgentRun:
@@ -795,6 +742,20 @@ class SiteAgent:
             self._current = None
         self._conv = _Conversation()
         reset_model(self._model)  # e.g. Chrome's adapter destroys its sessions
+
+    def route_changed(self, page: dict[str, str]) -> bool:
+        """The page moved to ``page`` (``{"origin", "path"}``, as
+        :func:`~pysite_agent.core.visit.page_of` gives) without a new document: a single-page
+        app's route (docs/element.md, "On real sites"). Later runs record it, and a run going on
+        gets a ``page`` step now (trace v1's shape). Returns False, and records nothing, when
+        ``page`` is :attr:`page` already."""
+        if page == self.page:
+            return False
+        self.page = dict(page)
+        run = self._current
+        if run is not None and run._trace is not None and not run.done.done():
+            run._trace.add("page", **self.page)
+        return True
 
     def deny_pending(self, cause: DenialCause) -> bool:
         """End the running run's pending confirmation as denied with ``cause`` (see

@@ -17,6 +17,7 @@ resolves to a JSON **string**, never a proxy)::
     restore(record_json, run_id)      -> envelope({restored, resumed, ended})  # next page
     state()                           -> the conversation and run state, JSON text
     abort(cause); deny_pending(cause); reset(); close()    # synchronous
+    route(url)                        -> bool: a single-page app's route changed  # synchronous
 
 ``reset()`` aborts a running run and lets the next ``run()`` start at once; the old run ends in
 the background against the old conversation (its ``run()`` still resolves, ``aborted``).
@@ -491,6 +492,22 @@ class ElementController:
         if self._run is None:
             return False
         return bool(self._run.deny_pending(denial_cause(cause)))
+
+    def route(self, url: str) -> bool:
+        """The page's address changed without a new document (``history.pushState`` or
+        ``replaceState``, back or forward between such entries): ``url`` is the new
+        ``location.href``. Its origin and path (never the query or the fragment) become the
+        page later runs record, and a run going on gets a ``page`` step
+        (:meth:`SiteAgent.route_changed`). Returns whether the page changed: the same path, a
+        query or fragment alone, or a URL that is not ``http(s)`` changes nothing."""
+        try:
+            page = page_of(url)
+        except ValueError:
+            return False
+        if page == self._page:
+            return False
+        self._page = page
+        return self._agent.route_changed(page) if self._agent is not None else True
 
     def reset(self) -> None:
         """Start a fresh conversation: a running run is aborted and ends in the background

@@ -19,7 +19,7 @@ from pysite_agent.core.validation import NotJsonData, loads_strict
 
 MAX_REPLY_TEXT_DEPTH = 64
 """A model's reply text nesting deeper than this is refused before it is parsed (the agent's
-own bound on a reply, ``agent.MAX_REPLY_DEPTH``, is the same)."""
+own bound on a reply, ``agent._replies.MAX_REPLY_DEPTH``, is the same)."""
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator

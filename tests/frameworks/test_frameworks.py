@@ -122,7 +122,9 @@ def test_a_remount_keeps_one_python_one_listener_and_the_conversation(
     bakery.page.wait_for_selector("#side site-agent", state="attached")
 
 
-def test_a_card_whose_tool_stays_survives_a_route_change(bakery: Bakery, lane: str) -> None:
+def test_a_card_whose_tool_stays_survives_a_route_change(
+    bakery: Bakery, framework: str, lane: str
+) -> None:
     # The decision is bound to add_to_cart's registration and content, not to the route's tools.
     bakery.ask("add a lemon tart to my cart")
     card = bakery.card()
@@ -135,6 +137,12 @@ def test_a_card_whose_tool_stays_survives_a_route_change(bakery: Bakery, lane: s
     [result] = bakery.events("tool-result")
     assert (result["call"]["name"], result["isError"]) == ("add_to_cart", False), result
     bakery.page.wait_for_selector("#cart:text('Cart: 1')", timeout=3000)
+    # The route change is in the trace, as a page step recorded while the card waited.
+    steps = outcome["result"]["trace"]["steps"]
+    paths = [s["path"] for s in steps if s["kind"] == "page"]
+    assert paths == [f"/{framework}/", f"/{framework}/orders"], paths
+    kinds = [s["kind"] for s in steps]
+    assert kinds.index("tool-call") < kinds.index("page", 2) < kinds.index("decision"), kinds
 
 
 def test_a_card_whose_tool_is_gone_is_withdrawn_with_a_message(bakery: Bakery, lane: str) -> None:

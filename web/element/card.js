@@ -37,6 +37,11 @@ export class Card {
     return this.#pending !== null;
   }
 
+  /** The id of the call the waiting card asks about (null: no card). */
+  get pendingCall() {
+    return this.#pending?.call ?? null;
+  }
+
   /** Ends the waiting card, if any, with `allowed` (false: a denial). */
   finish(allowed = false) {
     this.#pending?.finish(allowed);
@@ -94,7 +99,7 @@ export class Card {
       // Allow only once the whole card has been on screen; Deny always.
       allow.addEventListener('click', () => (view.pressable ? finish(true) : view.explain()));
       deny.addEventListener('click', () => finish(false));
-      this.#pending = { node, finish };
+      this.#pending = { node, finish, call: request.call.id };
       this.hold(true);
       this.slot.append(node);
       view = new CardView({

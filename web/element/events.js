@@ -37,8 +37,12 @@ export function showEvent(panel, event, extra = {}) {
       const form = event.decision.allowed && formOf(event.call);
       if (!event.decision.allowed) {
         log.callOpen(event.call.id, false);
-        const withdrawn = event.decision.cause === 'withdrawn'; // the page took the tool away
-        const line = panel.t(withdrawn ? 'toolWithdrawn' : 'toolDenied', { tool });
+        // Not the visitor's no: the page took the tool away, or the visitor left or reloaded
+        // the page with the card open (the previous page recorded the cause, visit.js).
+        const cause = event.decision.cause;
+        const withdrawn = cause === 'withdrawn';
+        const key = withdrawn ? 'toolWithdrawn' : cause === 'navigated' ? 'toolLeft' : 'toolDenied';
+        const line = panel.t(key, { tool });
         log.toolLine(event.call, line);
         if (withdrawn) panel.say(line);
       } else if (form) handOff(panel, event.call, form);

@@ -25,6 +25,7 @@ import { renderWelcome, askNewChat } from './welcome.js';
 import { pageModelContext } from '../webmcp/shim.js';
 import { elementSettings } from './config.js';
 import { connectAgent, mark } from '../runtime/runtime.js';
+import { onRouteChange } from './routes.js';
 
 /** A JS error from an envelope's error ({code, message}): name SiteAgentError. */
 export function agentError(error) {
@@ -54,6 +55,7 @@ export class Panel {
   #configuring = null; // promise of the latest queued configure()
   #configQueued = false;
   #visit = null;
+  #routes = null; // stops following the app's route changes (routes.js)
   #visitLoad = null;
   #restore = null;
   #kept = null; // the latest conversation state of this element's agent (from save)
@@ -154,12 +156,15 @@ export class Panel {
   // ---- lifecycle (the element forwards its own)
 
   connected() {
+    this.#routes ??= onRouteChange(() => Promise.resolve(this.#agent?.call('route', location.href)).catch(() => {}));
     document.addEventListener('visibilitychange', this.#onVisibility);
     addEventListener('pagehide', this.#onHide);
     addEventListener('pageshow', this.#onShow);
   }
 
   disconnected() {
+    this.#routes?.();
+    this.#routes = null;
     document.removeEventListener('visibilitychange', this.#onVisibility);
     removeEventListener('pagehide', this.#onHide);
     removeEventListener('pageshow', this.#onShow);
@@ -462,7 +467,7 @@ export class Panel {
     });
   }
 
-  #onHide = () => this.#visit?.hidden(this.isOpen, this.transcript.data(), this.card.pending);
+  #onHide = () => this.#visit?.hidden(this.isOpen, this.transcript.data(this.card.pendingCall), this.card.pending);
 
   #onShow = (event) => {
     const visit = event.persisted ? this.#visit : null;

@@ -34,6 +34,8 @@ export const DEFAULT_STRINGS = {
   toolFailed: '{tool} did not work: {text}',
   toolDenied: 'Not done: {tool} was not allowed.',
   toolWithdrawn: 'Not done: the page withdrew or changed {tool} while you were deciding.',
+  // A card still waiting when the visitor left or reloaded the page (cause "navigated").
+  toolLeft: 'Not done: the page was left or reloaded while {tool} waited for your answer.',
   toolNavigated: '{tool} opened another page.',
   stopped: 'Stopped.',
   incomplete: '(incomplete)',

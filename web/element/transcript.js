@@ -29,9 +29,14 @@ export class Transcript {
     return this.#entries.length === 0;
   }
 
-  /** What a visit stores: [[kind, text], ...]. */
-  data() {
-    return this.#entries.map(([kind, node, text]) => [kind, text ?? node.textContent]);
+  /**
+   * What a visit stores: [[kind, text], ...]. `without`: a call id whose line is left out
+   * (a card left open when the page goes away: the next page writes how it ended).
+   */
+  data(without = null) {
+    const skip = without === null ? null : this.#tools.get(without);
+    return this.#entries.filter(([, node]) => node !== skip)
+      .map(([kind, node, text]) => [kind, text ?? node.textContent]);
   }
 
   /** Empties the log. */
@@ -56,9 +61,14 @@ export class Transcript {
     return node;
   }
 
-  /** Takes a line off the screen (a queued message that was not sent, or was sent). */
+  /**
+   * Takes a line off the screen and out of what a visit keeps (a queued message that was not
+   * sent, or was sent: the run's own user line replaces it, so it is kept once).
+   */
   remove(node) {
-    node?.remove();
+    if (!node) return;
+    node.remove();
+    this.#entries = this.#entries.filter(([, shown]) => shown !== node);
   }
 
   /** Restores a stored entry. */

@@ -89,7 +89,7 @@ function bridge(agent, state, types) {
 
 const METHODS = [
   'configure', 'status', 'run', 'replay', 'evaluate', 'prepare', 'tools', 'abort', 'deny_pending',
-  'reset', 'state', 'restore', 'forget_model',
+  'reset', 'state', 'restore', 'forget_model', 'route',
 ];
 
 Object.assign(handlers, {

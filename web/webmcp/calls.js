@@ -1,5 +1,6 @@
 // Running a tool of the WebMCP shim: webmcp/core.js loads this module on the
-// first executeTool (with webmcp/arguments.js, which it imports).
+// first executeTool (with webmcp/arguments.js, which it imports). With the browser's
+// own WebMCP, shim.js loads it only for a tool result JSON cannot write.
 import { checkArguments } from './arguments.js';
 
 // What native executeTool returns when a tool returns the empty string.
@@ -13,7 +14,8 @@ function isObjectLike(value) {
  * Turns a tool's return value into the string executeTool resolves with. A value JSON cannot
  * write (a cycle, a BigInt) makes native executeTool reject as if the tool had failed; the
  * tool has run by then, so the shim resolves with an MCP error result that says so and why
- * (a caller that retried a failed call would run it twice).
+ * (a caller that retried a failed call would run it twice). With the browser's own WebMCP,
+ * shim.js's readableTool gives the same result (with unreadableResult and describeError).
  */
 function resultText(value, name) {
   if (typeof value === 'string') return value === '' ? EMPTY_RESULT : value;
@@ -22,20 +24,30 @@ function resultText(value, name) {
     try {
       text = JSON.stringify(value);
     } catch (error) {
-      return JSON.stringify({
-        content: [{
-          type: 'text',
-          text: `${name} ran, but its return value could not be read (${describeError(error)}), so its result is unknown. It has already run: do not call it again to retry.`,
-        }],
-        isError: true,
-      });
+      return unreadableResult(name, describeError(error));
     }
     return text === undefined ? 'undefined' : text;
   }
   return String(value); // undefined -> "undefined", 42 -> "42", like native
 }
 
-function describeError(error) {
+/**
+ * The MCP error result (JSON text) for a tool `name` that ran but whose return value JSON
+ * cannot write (`why`, e.g. "TypeError: Converting circular structure to JSON"): the tool
+ * has run, so the caller must not retry it (docs/webmcp-native.md, executeTool "Result").
+ */
+export function unreadableResult(name, why) {
+  return JSON.stringify({
+    content: [{
+      type: 'text',
+      text: `${name} ran, but its return value could not be read (${why}), so its result is unknown. It has already run: do not call it again to retry.`,
+    }],
+    isError: true,
+  });
+}
+
+/** What a thrown value was, as text (`Name: message` for an Error). */
+export function describeError(error) {
   // An Error of this realm or another (a frame's): its name and message.
   if (error instanceof Error || (isObjectLike(error) && typeof error.message === 'string'
     && typeof error.name === 'string')) return `${error.name}: ${error.message}`;

@@ -137,6 +137,32 @@ export function hasNativeModelContext() {
 
 const REGISTRATIONS = Symbol.for('pysite-agent.webmcp-registrations');
 
+/**
+ * `tool` for the browser's own registerTool, its `execute` wrapped: a return value that JSON
+ * cannot write (a cycle, a BigInt inside, a `toJSON` that throws) becomes unreadableResult()'s
+ * text, as the shim's executeTool gives, instead of the rejection Chromium 156 makes of it
+ * (indistinguishable from a tool that threw). Every other value is what the browser would
+ * make of it: its JSON text, or the value itself. Anything that is not such a tool is as given.
+ */
+function readableTool(tool) {
+  const execute = tool !== null && typeof tool === 'object' ? tool.execute : undefined;
+  if (typeof execute !== 'function') return tool;
+  const name = String(tool.name);
+  const run = async (input, client) => {
+    const value = await execute(input, client); // without a `this`, as the browser calls it
+    if ((typeof value !== 'object' || value === null) && typeof value !== 'function') return value;
+    try {
+      return JSON.stringify(value) ?? value; // a function: as given ("undefined")
+    } catch (error) {
+      // The shim's own text (webmcp/calls.js, loaded only for such a value).
+      const calls = await import(new URL('./calls.js', HERE).href);
+      return calls.unreadableResult(name, calls.describeError(error));
+    }
+  };
+  // Every other member is read from the tool itself (its getters and private fields work).
+  return new Proxy(tool, { get: (target, key) => (key === 'execute' ? run : Reflect.get(target, key)) });
+}
+
 function copy(value) {
   try {
     return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
@@ -156,6 +182,9 @@ function copy(value) {
  * is the number of the registration listed under `name` now, or null when it was registered
  * before this ran or is gone (the agent then falls back to counting events; README, decision
  * binding).
+ *
+ * On the browser's own WebMCP (not the shim), each tool is registered with its result made
+ * readable (readableTool), so that both report a tool that ran the same way.
  */
 export function recordRegistrations(mc) {
   if (!mc || globalThis[REGISTRATIONS]) return;
@@ -213,9 +242,11 @@ export function recordRegistrations(mc) {
       // Hints given next to the descriptor's members instead of inside `annotations`.
       record.topLevel = Object.keys(tool ?? {}).filter((k) => /Hint$|^debugging$/.test(k));
       records.push(record);
+      const args = [...arguments];
+      if (!isShim(mc)) args[0] = readableTool(tool);
       let pending;
       try {
-        pending = Promise.resolve(register.apply(this, arguments));
+        pending = Promise.resolve(register.apply(this, args));
       } catch (error) {
         refused();
         throw error;
