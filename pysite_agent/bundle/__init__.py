@@ -20,6 +20,7 @@ from pysite_agent.bundle._compress import ENCODINGS, negotiate
 from pysite_agent.bundle._fetch import DownloadError, IntegrityError
 from pysite_agent.bundle._jupyterlite import build_jupyterlite
 from pysite_agent.bundle._lock import LockError, rewrite_lock
+from pysite_agent.bundle._requantize import MissingExtraError
 from pysite_agent.bundle._stdlib import PrecompileError
 
 BUILD_ERRORS = (
@@ -27,6 +28,7 @@ BUILD_ERRORS = (
     IntegrityError,
     LockError,
     LookupError,
+    MissingExtraError,
     OSError,
     PrecompileError,
     tarfile.TarError,
@@ -44,6 +46,7 @@ __all__ = [
     "DownloadError",
     "IntegrityError",
     "LockError",
+    "MissingExtraError",
     "PrecompileError",
     "build_bundle",
     "build_jupyterlite",

@@ -160,6 +160,7 @@ def build_bundle(
     include_test_wheels: bool = False,
     extra_wheels: Sequence[_pins.Wheel] = (),
     include_local_model: bool = False,
+    local_model_type: str = _pins.DEFAULT_LOCAL_MODEL_TYPE,
     precompile: bool = True,
     progress: Callable[[str], object] = print,
 ) -> BundleReport:
@@ -180,7 +181,11 @@ def build_bundle(
     dependencies, for running tests inside Pyodide; ``extra_wheels`` adds more pinned wheels
     (e.g. :data:`~pysite_agent.bundle._pins.JUPYTERLITE_WHEELS`; one listed twice is copied once).
     ``include_local_model`` adds the in-page model engine (``wllama/``) and SmolLM2-135M
-    (``models/``, about 98 MB; see :mod:`pysite_agent.bundle._local_model`).
+    (``models/``) as ``local_model_type``: ``Q8_0`` (145 MB, made from the pinned Q4_1 file with
+    the ``local-model`` extra, cached) or ``Q4_1`` (98 MB, the pinned file); see
+    :mod:`pysite_agent.bundle._local_model`. Without that extra a Q8_0 build stops before it
+    starts (:class:`~pysite_agent.bundle._requantize.MissingExtraError`), unless the cache
+    already holds the file.
     ``precompile`` adds ``pyodide/python_stdlib_pyc.zip``, the standard library with its
     bytecode, made with Pyodide under Node 20+ and named in the lock (without Node the build
     says so and ships the plain zip; see :mod:`pysite_agent.bundle._stdlib`).
@@ -189,6 +194,10 @@ def build_bundle(
     out = Path(out_dir).resolve()
     cache = Path(cache_dir).resolve() if cache_dir is not None else default_cache_dir().resolve()
     _check_out_dir(out)
+    if include_local_model:
+        from pysite_agent.bundle import _local_model
+
+        _local_model.check_type(cache, local_model_type)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.build-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -258,10 +267,10 @@ def build_bundle(
         # 5b. The in-page model, when asked for.
         local_model: dict[str, Any] | None = None
         if include_local_model:
-            from pysite_agent.bundle import _local_model
-
             downloaded.extend(_local_model.add_engine(tmp, cache, progress))
-            fetched_model, local_model = _local_model.add_model(tmp, cache, progress)
+            fetched_model, local_model = _local_model.add_model(
+                tmp, cache, progress, local_model_type=local_model_type
+            )
             downloaded.extend(fetched_model)
 
         # 5c. Precompressed copies (NAME.br, NAME.gz) for hosts that serve them.

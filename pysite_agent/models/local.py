@@ -663,7 +663,7 @@ def local_model(
     """A GGUF model the site hosts, run in the visitor's browser (``@wllama/wllama``).
 
     Args:
-        url: the model file (e.g. ``/models/SmolLM2-135M-Instruct.Q4_1.gguf``).
+        url: the model file (e.g. ``/models/SmolLM2-135M-Instruct.Q8_0.gguf``).
         sha256: its sha256 in hex (recommended: a copy that differs is never used).
         size: its size in bytes (shown on the download button; else asked of the server).
         engine: the engine object (see the module docstring); default: made by

