@@ -36,6 +36,28 @@ FLAGS = [
     "--disable-sync",
 ]
 RESULTS = REPO / "benchmarks" / "results"
+#: The stored memory snapshot's bytes, base64 (the element's IndexedDB entry,
+#: web/runtime/snapshot.js).
+TAKE_SNAPSHOT = """async () => {
+  const db = await new Promise((resolve, reject) => {
+    const r = indexedDB.open('pysite-agent-snapshot', 1);
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+  });
+  const buffer = await new Promise((resolve, reject) => {
+    const store = db.transaction('bytes').objectStore('bytes');
+    const r = store.getAll();
+    r.onsuccess = () => resolve(r.result[0]);
+    r.onerror = () => reject(r.error);
+  });
+  db.close();
+  const bytes = new Uint8Array(buffer);
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}"""
 
 
 def bundle() -> Path:

@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from boot_marks import READ_MARKS, breakdown
-from browser_common import REPO, bundle, chromium, median, save
+from browser_common import REPO, TAKE_SNAPSHOT, bundle, chromium, median, save
 
 from pysite_agent.cli.demo import DemoServer
 
@@ -102,17 +102,6 @@ SHIPPED = """async () => {
     indexURL: new URL('/pyodide/', location.href).href, _loadSnapshot: bytes });
   const ok = pyodide.runPython("import sys; 'pysite_agent' in sys.modules");
   return { ms: performance.now() - t0, ok };
-}"""
-
-TAKE_SNAPSHOT = """async () => {
-  const cache = await caches.open('pysite-agent-snapshot');
-  const [request] = await cache.keys();
-  const bytes = new Uint8Array(await (await cache.match(request)).arrayBuffer());
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(binary);
 }"""
 
 EMPTY_PAGE = "<!doctype html><meta charset='utf-8'><title>bare</title><p>bare"

@@ -32,7 +32,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from browser_common import REPO, bundle, chromium, median, save
+from browser_common import REPO, TAKE_SNAPSHOT, bundle, chromium, median, save
 
 from pysite_agent.cli import demo as _demo
 from pysite_agent.cli.demo import DemoServer
@@ -81,17 +81,6 @@ SHIPPED = """async (imports) => {
   const names = JSON.stringify(imports);
   const ok = pyodide.runPython(`import sys; all(m in sys.modules for m in ${names})`);
   return { ms: performance.now() - t0, ok };
-}"""
-
-TAKE_SNAPSHOT = """async () => {
-  const cache = await caches.open('pysite-agent-snapshot');
-  const [request] = await cache.keys();
-  const bytes = new Uint8Array(await (await cache.match(request)).arrayBuffer());
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(binary);
 }"""
 
 _sent = {"bytes": 0}

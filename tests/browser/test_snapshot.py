@@ -3,7 +3,7 @@
 
 One page per module and lane on the demo site (bundle + examples) with an overlay folder in
 front of it, so a test can change a bundle file (the lock) without rebuilding. The tests share
-the origin's Cache Storage and run in file order; each one first puts the store in the state
+the origin's IndexedDB and run in file order; each one first puts the store in the state
 it needs. A boot reports its path (``used``, ``made``, ``stale``, ``refused``, ``absent``)
 through ``onSnapshot``, the ``runtime`` progress report and the ``site-agent:snapshot``
 performance mark; every test checks that Python works afterwards, whichever path was taken.
@@ -62,25 +62,70 @@ json.dumps({"imported": before, "late": late_was_imported, "errors": errors,
   return { info: infos[0], progressState, mark, check };
 }"""
 
-STORED = """async () => {
-  const cache = await caches.open('pysite-agent-snapshot');
-  const out = [];
-  for (const request of await cache.keys()) {
-    const response = await cache.match(request);
-    out.push({ url: request.url, size: Number(response.headers.get('x-snapshot-size')),
-               bytes: (await response.arrayBuffer()).byteLength });
-  }
-  return out;
-}"""
+#: The element's snapshot database (web/runtime/snapshot.js), for the scripts below:
+#: `snapshotDB(mode, (meta, bytes) => ...)` runs one transaction over its two object stores
+#: and resolves, once it committed, to what the callback returned.
+SNAPSHOT_DB = """
+  const snapshotDB = async (mode, body) => {
+    const db = await new Promise((resolve, reject) => {
+      const r = indexedDB.open('pysite-agent-snapshot', 1);
+      r.onupgradeneeded = () => ['meta', 'bytes'].forEach((n) => r.result.createObjectStore(n));
+      r.onsuccess = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+    });
+    try {
+      const t = db.transaction(['meta', 'bytes'], mode);
+      const out = body(t.objectStore('meta'), t.objectStore('bytes'));
+      await new Promise((resolve, reject) => {
+        t.oncomplete = resolve;
+        t.onerror = t.onabort = () => reject(t.error);
+      });
+      return out;
+    } finally {
+      db.close();
+    }
+  };
+"""
 
-#: Rewrites the stored entry: `how` is "truncate" (half the bytes, same headers) or
-#: "garbage" (random bytes with a matching size and SHA-256, so only Pyodide can refuse it).
-DAMAGE = """async (how) => {
-  const cache = await caches.open('pysite-agent-snapshot');
-  const [request] = await cache.keys();
-  const response = await cache.match(request);
-  let bytes = new Uint8Array(await response.arrayBuffer());
-  const headers = new Headers(response.headers);
+#: The stored entries: [{key, size (as recorded), bytes (as stored)}].
+STORED = (
+    "async () => {"
+    + SNAPSHOT_DB
+    + """
+  const found = await snapshotDB('readonly', (meta, bytes) => {
+    const out = [];
+    meta.getAllKeys().onsuccess = ({ target }) => {
+      for (const key of target.result) {
+        out.push({ key, meta: meta.get(key), bytes: bytes.get(key) });
+      }
+    };
+    return out;
+  });
+  return found.map(({ key, meta, bytes }) => (
+    { key, size: meta.result.size, bytes: bytes.result?.byteLength ?? -1 }));
+}"""
+)
+
+#: Empties the store (and nothing else).
+CLEAR = (
+    "async () => {"
+    + SNAPSHOT_DB
+    + "  await snapshotDB('readwrite', (meta, bytes) => { meta.clear(); bytes.clear(); });\n}"
+)
+
+#: Rewrites the stored entry: `how` is "truncate" (half the bytes, same size and SHA-256
+#: recorded) or "garbage" (random bytes with a matching size and SHA-256, so only Pyodide can
+#: refuse it).
+DAMAGE = (
+    "async (how) => {"
+    + SNAPSHOT_DB
+    + """
+  const keys = await snapshotDB('readonly', (meta) => meta.getAllKeys());
+  const [key] = keys.result;
+  const got = await snapshotDB('readonly', (meta, bytes) => (
+    { meta: meta.get(key), bytes: bytes.get(key) }));
+  let bytes = new Uint8Array(got.bytes.result);
+  const info = { ...got.meta.result };
   if (how === 'truncate') {
     bytes = bytes.slice(0, bytes.length >> 1);
   } else {
@@ -89,12 +134,16 @@ DAMAGE = """async (how) => {
       crypto.getRandomValues(bytes.subarray(i, i + 65536));
     }
     const digest = await crypto.subtle.digest('SHA-256', bytes);
-    headers.set('x-snapshot-size', String(bytes.length));
-    headers.set('x-snapshot-sha256',
-      Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join(''));
+    info.size = bytes.length;
+    info.sha256 = Array.from(new Uint8Array(digest),
+      (b) => b.toString(16).padStart(2, '0')).join('');
   }
-  await cache.put(request, new Response(bytes, { headers }));
+  await snapshotDB('readwrite', (meta, store) => {
+    meta.put(info, key);
+    store.put(bytes.buffer, key);
+  });
 }"""
+)
 
 WORKS = {
     "imported": True,
@@ -132,6 +181,13 @@ def boot(page: Any, site: DemoServer, **options: Any) -> dict[str, Any]:
     return result
 
 
+#: An entry as versions before IndexedDB stored it (Cache Storage, 1 MB).
+OLD_CACHE_ENTRY = """async () => {
+  const cache = await caches.open('pysite-agent-snapshot');
+  await cache.put('/.pysite-agent-snapshot/old', new Response(new Uint8Array(1 << 20)));
+}"""
+
+
 def stored(page: Any) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = page.evaluate(STORED)
     return entries
@@ -146,13 +202,15 @@ def ensure_snapshot(page: Any, site: DemoServer) -> None:
 
 def test_first_start_makes_a_snapshot_and_the_second_uses_it(page: Any, site: DemoServer) -> None:
     page.goto(site.url + "snapshot-test.html")
-    page.evaluate("caches.delete('pysite-agent-snapshot')")
+    page.evaluate(CLEAR)
+    page.evaluate(OLD_CACHE_ENTRY)  # what an earlier version kept in Cache Storage
 
     first = boot(page, site)
     assert first["info"] == {"state": "made", "made": True}
     assert first["saved"]["bytes"] > 20_000_000  # ~31 MB of wasm memory
     [entry] = stored(page)
     assert entry["size"] == entry["bytes"] == first["saved"]["bytes"]
+    assert page.evaluate("caches.has('pysite-agent-snapshot')") is False  # its quota freed
 
     second = boot(page, site)
     assert second["info"] == {"state": "used", "made": False}
@@ -191,7 +249,7 @@ def test_a_snapshot_of_another_bundle_is_stale_deleted_and_replaced(
         assert result["info"]["state"] == "stale"
         assert result["info"]["made"] is True
         [after] = stored(page)
-        assert after["url"] != before["url"]  # the old one is gone, the new one is stored
+        assert after["key"] != before["key"]  # the old one is gone, the new one is stored
         assert boot(page, site)["info"]["state"] == "used"
     finally:
         shutil.rmtree(overlay / "pyodide")
@@ -223,7 +281,7 @@ def test_another_pyodide_version_is_absent(page: Any, site: DemoServer) -> None:
     }"""
     )
     assert reasons[0].startswith("Pyodide 0.29.5")
-    assert reasons[1] is None or "Cache Storage" in reasons[1]
+    assert reasons[1] is None or "IndexedDB" in reasons[1]
 
 
 def test_snapshot_false_starts_normally(page: Any, site: DemoServer) -> None:
@@ -245,11 +303,36 @@ def test_a_site_can_turn_snapshots_off(browser: Any, site: DemoServer) -> None:
         context.close()
 
 
-def test_without_cache_storage_the_api_is_absent(page: Any, site: DemoServer) -> None:
+def test_a_failed_write_leaves_the_start_working(page: Any, site: DemoServer) -> None:
+    """IndexedDB refuses the write (as with QuotaExceededError): `saved: false` with the
+    reason, Python works, and no partial entry is left (one transaction, aborted)."""
     page.goto(site.url + "snapshot-test.html")
-    page.evaluate("caches.delete('pysite-agent-snapshot')")
-    page.add_init_script("Object.defineProperty(window, 'caches', { value: undefined })")
+    page.evaluate(CLEAR)
+    page.evaluate(
+        """() => {
+        IDBObjectStore.prototype.put = function () {
+          throw new DOMException('the quota is full (test)', 'QuotaExceededError');
+        };
+    }"""
+    )
+    result = page.evaluate(BOOT, {"snapshotMaker": "inline"})  # stored by this page
+    assert result["check"] == WORKS, result
+    assert result["info"] == {"state": "made", "made": True}
+    saved = page.evaluate("window.__saved")
+    assert saved == {
+        **result["info"],
+        "saved": False,
+        "reason": "storing: the quota is full (test)",
+    }
+    assert stored(page) == []
+
+
+def test_without_indexeddb_the_api_is_absent(page: Any, site: DemoServer) -> None:
+    """As in a private mode without IndexedDB: a normal start, nothing stored."""
+    page.goto(site.url + "snapshot-test.html")
+    page.evaluate(CLEAR)
+    page.add_init_script("Object.defineProperty(window, 'indexedDB', { value: undefined })")
     result = boot(page, site)  # (last in this module: the init script stays on the page)
     assert result["info"]["state"] == "absent"
-    assert "Cache Storage" in result["info"]["reason"]
+    assert "IndexedDB" in result["info"]["reason"]
     assert result["info"]["made"] is False

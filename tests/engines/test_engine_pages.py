@@ -4,7 +4,7 @@ conversation, a damaged snapshot, the Python-tools page (``runtime="main"``) and
 The same paths as Chromium's ``tests/browser/test_prefetch.py``, ``test_snapshot.py``,
 ``test_element_visit.py``, ``test_python_tools_page.py`` and the CSP tests of
 ``test_element_boot.py``, with one browser per engine and module. Tests run in file order
-and share the origin's Cache Storage: the visit makes the snapshot that the later tests use.
+and share the origin's IndexedDB: the visit makes the snapshot that the later tests use.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from element_support import EL, Shop
 from engine_support import instrument, start_engine_site
 from test_prefetch import EXPECTED
 from test_python_tools_page import LIST_TOOLS
-from test_snapshot import BOOT, DAMAGE, STORED, WORKS
+from test_snapshot import BOOT, CLEAR, DAMAGE, STORED, WORKS
 from test_snapshot import PAGE as SNAPSHOT_PAGE
 
 pytestmark = pytest.mark.engines
@@ -144,7 +144,7 @@ def test_a_visit_makes_the_snapshot_and_the_next_page_uses_it_with_the_conversat
     page: Any, site: Any
 ) -> None:
     load(page, site)
-    page.evaluate("caches.delete('pysite-agent-snapshot')")
+    page.evaluate(CLEAR)
     page.evaluate("sessionStorage.setItem('test-pre-approved', '1')")
     shop = Shop(page, site.url)
     page.goto(site.url)
@@ -181,7 +181,38 @@ def test_a_visit_makes_the_snapshot_and_the_next_page_uses_it_with_the_conversat
     card.locator(".deny").click()
     page.wait_for_function("window.__done.length > 0")
     assert page.evaluate("JSON.parse(sessionStorage.getItem('demo-shop-cart') || '[]')") == []
+
+    page.reload()  # the same page again, as the visitor's reload
+    page.wait_for_selector("html[data-ready=true]")
+    shop.wait_state("ready", timeout=BOOT_MS)
+    assert mark(page, "site-agent:snapshot") == {"state": "used", "made": False}
     page.evaluate("sessionStorage.clear()")
+
+
+def test_the_snapshot_outlives_reloads_of_the_same_page(page: Any, site: Any) -> None:
+    """The snapshot made and stored on a page, then that page again: WebDriver's navigation
+    to the same URL, its refresh and ``location.reload()``; each next start is ``used``. With
+    the snapshot in Cache Storage, WebKitGTK 2.50 found none after the first of these
+    (docs/performance.md, "The snapshot in WebKit")."""
+    url = site.url + "snapshot-test.html"
+    page.goto(url)
+    page.evaluate(CLEAR)
+    page.goto(url)
+    made = page.evaluate(BOOT, {})
+    assert made["info"] == {"state": "made", "made": True}, made["info"]
+    assert page.evaluate("window.__saved")["saved"] is True
+    for how in ("same URL", "refresh", "location.reload()"):
+        if how == "same URL":
+            page.goto(url)
+        elif how == "refresh":
+            page.reload()
+        else:
+            page.evaluate("(window.__left = true, setTimeout(() => location.reload(), 10), true)")
+            page.wait_for_function("window.__left === undefined", timeout=30_000)
+        page.wait_for_function("document.readyState === 'complete'")
+        result = page.evaluate(BOOT, {})
+        assert result["info"] == {"state": "used", "made": False}, (how, result["info"])
+        assert {**result["check"], "late": None} == {**WORKS, "late": None}, result
 
 
 def test_a_damaged_snapshot_is_refused_and_python_starts_normally(page: Any, site: Any) -> None:

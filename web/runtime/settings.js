@@ -20,7 +20,7 @@ export const saveData = () => !!globalThis.navigator?.connection?.saveData;
  * too, and loses to this). Options: `indexURL` (Pyodide's folder; default `pyodide/` next to
  * loader.js), `lockFileURL`, `packages`, `pyodide` (a running Pyodide, a promise of one or a
  * function returning either: PyScript pages), `bootURL` (default `web/runtime/boot.js`),
- * `snapshot` (false: never keep a memory snapshot in the visitor's Cache Storage;
+ * `snapshot` (false: never keep a memory snapshot in the visitor's IndexedDB;
  * docs/bundle.md), `runtime` ('worker': the agent's Python runs in a module Web Worker, the
  * default; 'main': in the page, the default when `pyodide` is given; an element's `runtime`
  * attribute wins).
