@@ -368,6 +368,32 @@ def test_persist_off_and_another_origin(visit: Visit, site: Any) -> None:
     assert visit.record() is None
 
 
+def test_a_reset_while_the_visit_module_loads_forgets_the_record(visit: Visit) -> None:
+    # The panel is loaded to show a stored conversation, but the module that reads it is still
+    # on its way when the page calls reset(): the record is gone and nothing is restored later.
+    visit.ask("tell me about the classic mug")
+    assert visit.record(wait=True) is not None
+    held: list[Any] = []
+    visit.page.route("**/visit.js", lambda route: held.append(route))
+    try:
+        visit.goto()
+        for _ in range(200):
+            if held:
+                break
+            visit.page.wait_for_timeout(50)
+        assert held, "the element never asked for its visit module"
+        assert visit.page.evaluate(f"!!{EL}.shadowRoot.querySelector('.log')")
+        visit.page.evaluate(f"{EL}.reset()")
+    finally:
+        for route in held:
+            route.continue_()
+        visit.page.unroute("**/visit.js")
+    visit.open()  # Python starts; the visit module has loaded
+    visit.page.wait_for_timeout(300)
+    assert visit.record() is None
+    assert "classic mug" not in visit.log()
+
+
 PLAIN = """<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,">
 <title>No assistant here</title><p>A page of the site without the assistant.</p>{script}"""
 

@@ -147,7 +147,7 @@ export class SiteAgentElement extends HTMLElement {
       const resets = this.#resets;
       this.#open().then((panel) => {
         if (resets !== this.#resets) return; // reset() came first: nothing to restore
-        return panel.openVisit().then((v) => panel.restoreFrom(v));
+        return panel.openVisit().then((v) => resets === this.#resets && panel.restoreFrom(v));
       });
     }
     if (this.hasAttribute('open')) this.show({ focus: false });
@@ -333,7 +333,8 @@ export class SiteAgentElement extends HTMLElement {
     this.#early += 1;
     this.#resets += 1;
     if (this.#panel) this.#panel.reset();
-    else forgetRecord(this.conversation); // the panel is not loaded: drop what it would restore
+    // Also when the panel is there but its visit module is still loading (it clears nothing yet).
+    forgetRecord(this.conversation);
   }
 }
 
