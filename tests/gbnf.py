@@ -164,12 +164,28 @@ def _parsed(grammar: str) -> dict[str, Any]:
 
 
 def allows(grammar: str, text: str) -> bool:
-    """True when ``grammar``'s ``root`` matches the whole of ``text``."""
-    rules = _parsed(grammar)
+    """True when ``grammar``'s ``root`` matches the whole of ``text``.
 
-    @cache
+    Recursion goes through plain Python calls only (no ``functools.cache`` wrapper, no
+    generator consumed by a C function), so a deeply nested value does not grow the C stack:
+    Pyodide's is small, and it overflows as a JavaScript ``RangeError`` rather than a
+    ``RecursionError``.
+    """
+    rules = _parsed(grammar)
+    memo: dict[tuple[str, int], frozenset[int]] = {}
+
     def rule_ends(name: str, pos: int) -> frozenset[int]:
-        return ends(rules[name], pos)
+        key = (name, pos)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = ends(rules[name], pos)
+        return found
+
+    def ends_from(node: Any, starts: frozenset[int]) -> frozenset[int]:
+        out: set[int] = set()
+        for p in starts:
+            out.update(ends(node, p))
+        return frozenset(out)
 
     def ends(node: Any, pos: int) -> frozenset[int]:
         kind = node[0]
@@ -178,16 +194,24 @@ def allows(grammar: str, text: str) -> bool:
         if kind == "cls":
             if pos >= len(text):
                 return frozenset()
-            inside = any(a <= text[pos] <= b for a, b in node[2])
+            char = text[pos]
+            inside = False
+            for a, b in node[2]:
+                if a <= char <= b:
+                    inside = True
+                    break
             return frozenset({pos + 1}) if inside != node[1] else frozenset()
         if kind == "ref":
             return rule_ends(node[1], pos)
         if kind == "alt":
-            return frozenset().union(*(ends(seq, pos) for seq in node[1]))
+            out: set[int] = set()
+            for seq in node[1]:
+                out.update(ends(seq, pos))
+            return frozenset(out)
         if kind == "seq":
             current = frozenset({pos})
             for item in node[1]:
-                current = frozenset().union(*(ends(item, p) for p in current))
+                current = ends_from(item, current)
                 if not current:
                     break
             return current
@@ -195,7 +219,7 @@ def allows(grammar: str, text: str) -> bool:
         result = frozenset({pos}) if low == 0 else frozenset()
         current, count, seen = frozenset({pos}), 0, {pos}
         while current and (high is None or count < high):
-            current = frozenset().union(*(ends(item, p) for p in current))
+            current = ends_from(item, current)
             count += 1
             if high is None and count >= low:  # unbounded: each end once, so it stops
                 current = current - seen

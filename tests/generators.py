@@ -147,7 +147,12 @@ NOTHING = (None, "null", "undefined", "<missing>")
 #: JSON values a schema's ``enum`` or ``const`` can hold: hostile strings (lone surrogates
 #: included), numbers of every size, and small containers.
 json_leaf = st.one_of(
-    st.none(), st.booleans(), st.integers(), big_int, st.floats(allow_nan=False), hostile_text(12)
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    big_int,
+    st.floats(allow_nan=False, allow_infinity=False),  # JSON has neither
+    hostile_text(12),
 )
 json_value = st.recursive(
     json_leaf,

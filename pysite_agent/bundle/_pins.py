@@ -95,13 +95,19 @@ RUNTIME_WHEELS: tuple[Wheel, ...] = (
     ),
 )
 
-#: Extra wheels for running pytest (and hypothesis) inside Pyodide.
+#: Extra wheels for running pytest (and hypothesis, hypothesis-jsonschema) inside Pyodide.
 TEST_WHEELS: tuple[Wheel, ...] = (
     Wheel(
         "hypothesis",
         "6.155.2",
         "hypothesis-6.155.2-py3-none-any.whl",
         "c85ce6dcd630a90ce501f1d1dd1bc84b97f5649ca8a27e134c8cbf5aa480b1a5",
+    ),
+    Wheel(
+        "hypothesis-jsonschema",
+        "0.23.1",
+        "hypothesis_jsonschema-0.23.1-py3-none-any.whl",
+        "a4d74d9516dd2784fbbae82e009f62486c9104ac6f4e3397091d98a1d5ee94a2",
     ),
     Wheel(
         "iniconfig",

@@ -96,7 +96,7 @@ json.dumps({"code": _code, "output": _out.getvalue()})
 
 
 def _run_pytest(selenium: Any, files: dict[str, str], argv: list[str]) -> tuple[int, str]:
-    selenium.load_package(["pysite-agent", "pytest", "hypothesis"])
+    selenium.load_package(["pysite-agent", "pytest", "hypothesis", "hypothesis-jsonschema"])
     job = base64.b64encode(json.dumps({"files": files, "argv": argv}).encode()).decode()
     result = json.loads(selenium.run(_RUNNER % job))
     return int(result["code"]), str(result["output"])
