@@ -5,42 +5,24 @@ from __future__ import annotations
 
 import json
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
+from bundle_support import CACHE, extract_core, node
 
-from pysite_agent.bundle import IntegrityError, _pins, _stdlib, build_bundle, default_cache_dir
+from pysite_agent.bundle import IntegrityError, _pins, _stdlib, build_bundle
 from pysite_agent.cli import main
-
-CACHE = default_cache_dir()
-TARBALL = CACHE / "npm" / f"pyodide-{_pins.PYODIDE.version}.tgz"
-
-
-def _node() -> str:
-    node, why = _stdlib.node_executable()
-    if node is None:
-        pytest.fail(f"these tests need Node {_stdlib.MIN_NODE}+: {why}")
-    return node
 
 
 @pytest.fixture(scope="module")
 def pyodide_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not TARBALL.is_file():
-        pytest.fail(f"{TARBALL} is missing: run python -m pysite_agent bundle once")
-    out = tmp_path_factory.mktemp("pyodide")
-    with tarfile.open(TARBALL, "r:gz") as tf:
-        for name in (*_pins.PYODIDE.files, "pyodide-lock.json"):
-            member = tf.extractfile(f"package/{name}")
-            assert member is not None
-            (out / name).write_bytes(member.read())
-    return out
+    return extract_core(tmp_path_factory.mktemp("pyodide"))
 
 
 @pytest.fixture(scope="module")
 def built(pyodide_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     cache = tmp_path_factory.mktemp("cache-a")
-    path = _stdlib.add_precompiled(pyodide_dir, cache, lambda _m: None, node=_node())
+    path = _stdlib.add_precompiled(pyodide_dir, cache, lambda _m: None, node=node())
     assert path is not None
     return path
 
@@ -57,7 +39,7 @@ console.log(py.runPython(code));
         encoding="utf-8",
     )
     done = subprocess.run(
-        [_node(), str(script), f"{pyodide_dir}/", str(stdlib), code],
+        [node(), str(script), f"{pyodide_dir}/", str(stdlib), code],
         capture_output=True,
         text=True,
         timeout=600,
@@ -72,7 +54,7 @@ def test_two_builds_are_byte_identical_and_hold_a_pyc_beside_each_source(
 ) -> None:
     import zipfile
 
-    again = _stdlib.add_precompiled(pyodide_dir, tmp_path / "cache-b", print, node=_node())
+    again = _stdlib.add_precompiled(pyodide_dir, tmp_path / "cache-b", print, node=node())
     assert again is not None
     assert again.read_bytes() == built.read_bytes()
     with zipfile.ZipFile(built) as zf, zipfile.ZipFile(pyodide_dir / "python_stdlib.zip") as src:
@@ -89,7 +71,7 @@ def test_two_builds_are_byte_identical_and_hold_a_pyc_beside_each_source(
 
 def test_a_cached_rebuild_starts_no_node(built: Path, pyodide_dir: Path, tmp_path: Path) -> None:
     cache = built.parent.parent / "cache-c"
-    first = _stdlib.add_precompiled(pyodide_dir, cache, print, node=_node())
+    first = _stdlib.add_precompiled(pyodide_dir, cache, print, node=node())
     assert first is not None
     first_bytes = first.read_bytes()
     first.unlink()
@@ -149,7 +131,7 @@ def test_another_stdlib_zip_is_refused(pyodide_dir: Path, tmp_path: Path) -> Non
         (other / name).symlink_to(pyodide_dir / name)
     (other / "python_stdlib.zip").write_bytes(b"PK\x05\x06" + bytes(18))
     with pytest.raises(IntegrityError, match="pinned"):
-        _stdlib.add_precompiled(other, tmp_path / "cache", print, node=_node())
+        _stdlib.add_precompiled(other, tmp_path / "cache", print, node=node())
 
 
 def test_the_bundle_names_it_in_the_lock_and_the_manifest(tmp_path: Path) -> None:

@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pysite_agent.bundle import _compress, _fetch, _jscomments, _lock, _pins, _stdlib, _wheels
+from pysite_agent.bundle import (
+    _compress,
+    _fetch,
+    _jscomments,
+    _lock,
+    _pins,
+    _stdlib,
+    _wheel_bytecode,
+    _wheels,
+)
 
 MANIFEST = "bundle-manifest.json"
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent  # .../pysite_agent
@@ -188,7 +197,9 @@ def build_bundle(
     already holds the file.
     ``precompile`` adds ``pyodide/python_stdlib_pyc.zip``, the standard library with its
     bytecode, made with Pyodide under Node 20+ and named in the lock (without Node the build
-    says so and ships the plain zip; see :mod:`pysite_agent.bundle._stdlib`).
+    says so and ships the plain zip; see :mod:`pysite_agent.bundle._stdlib`), and the same
+    for every wheel: ``__pycache__/NAME.cpython-314.pyc`` beside each module
+    (:mod:`pysite_agent.bundle._wheel_bytecode`).
     """
     started = time.monotonic()
     out = Path(out_dir).resolve()
@@ -249,6 +260,13 @@ def build_bundle(
             source = "installed"
             progress(f"packed {own.name} from the installed package")
 
+        # 3b. Bytecode inside each wheel (Pyodide under Node), before the lock takes their sha256.
+        bytecode = (
+            _wheel_bytecode.add_bytecode(pyodide_dir, cache, progress, lock=upstream_lock)
+            if precompile
+            else None
+        )
+
         # 4. The lock, listing exactly these wheels (and the precompiled standard library).
         lock = _lock.rewrite_lock(upstream_lock, sorted(pyodide_dir.glob("*.whl")))
         _write_json(pyodide_dir / "pyodide-lock.json", lock)
@@ -292,6 +310,7 @@ def build_bundle(
                 "packages": packages,
                 "test_wheels": include_test_wheels,
                 "stdlib_bytecode": _stdlib.LOCK_KEY in lock,
+                "wheel_bytecode": bytecode is not None,
                 **({"local_model": local_model} if local_model is not None else {}),
                 "files": {f.path: {"sha256": f.sha256, "size": f.size} for f in files},
             },

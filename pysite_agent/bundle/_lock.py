@@ -53,11 +53,12 @@ def _metadata(zf: zipfile.ZipFile) -> email.message.Message:
 
 
 def _imports(names: Iterable[str]) -> list[str]:
-    """Top-level importable names: packages (folders) and modules (``.py`` files)."""
+    """Top-level importable names: packages (folders) and modules (``.py`` files); a
+    top-level ``__pycache__`` holds the bytecode of such modules, not a package."""
     found: set[str] = set()
     for name in names:
         head, sep, _ = name.partition("/")
-        if head.endswith((".dist-info", ".data")):
+        if head.endswith((".dist-info", ".data")) or head == "__pycache__":
             continue
         if sep:
             found.add(head)

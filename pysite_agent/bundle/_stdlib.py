@@ -152,27 +152,35 @@ def add_precompiled(
 
 def _compile(node: str, pyodide_dir: Path) -> bytes:
     with tempfile.TemporaryDirectory(prefix="pysite-stdlib-") as tmp:
-        script = Path(tmp) / "precompile.mjs"
-        script.write_text(_SCRIPT, encoding="utf-8")
         out = Path(tmp) / FILE_NAME
+        run_script(
+            node, _SCRIPT, [str(pyodide_dir.resolve()) + "/", str(out)], "the standard library"
+        )
+        if not out.is_file():
+            raise PrecompileError("compiling the standard library wrote no file")
+        return out.read_bytes()
+
+
+def run_script(node: str, script: str, args: list[str], what: str) -> None:
+    """Run the ES module ``script`` under ``node`` with ``args``; ``what`` names the work in
+    errors. Raises :class:`PrecompileError` after a non-zero exit (the end of its stderr in the
+    message) or :data:`_TIMEOUT` seconds, ``OSError`` for a Node that cannot be started."""
+    with tempfile.TemporaryDirectory(prefix="pysite-node-") as tmp:
+        path = Path(tmp) / "script.mjs"
+        path.write_text(script, encoding="utf-8")
         try:
             done = subprocess.run(
-                [node, str(script), str(pyodide_dir.resolve()) + "/", str(out)],
+                [node, str(path), *args],
                 capture_output=True,
                 text=True,
                 timeout=_TIMEOUT,
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            raise PrecompileError(
-                f"compiling the standard library took more than {_TIMEOUT:.0f} s"
-            ) from None
-        if done.returncode != 0 or not out.is_file():
+            raise PrecompileError(f"compiling {what} took more than {_TIMEOUT:.0f} s") from None
+        if done.returncode != 0:
             tail = "\n".join(done.stderr.strip().splitlines()[-5:])
-            raise PrecompileError(
-                f"compiling the standard library failed (Node exit {done.returncode}): {tail}"
-            )
-        return out.read_bytes()
+            raise PrecompileError(f"compiling {what} failed (Node exit {done.returncode}): {tail}")
 
 
 def lock_entry(path: Path) -> dict[str, dict[str, str]]:

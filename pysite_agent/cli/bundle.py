@@ -57,8 +57,9 @@ def add_command(sub: Any) -> None:
     p.add_argument(
         "--no-precompile",
         action="store_true",
-        help="ship Pyodide's standard library as it is, without the bytecode copy made "
-        "with Node (python_stdlib_pyc.zip: a faster first start, 4.5 MB more)",
+        help="ship Pyodide's standard library and the wheels as they are, without the "
+        "bytecode made with Node (python_stdlib_pyc.zip, 4.5 MB more, and a pyc beside each "
+        "module in the wheels: a faster first start)",
     )
     p.set_defaults(handler=_run_bundle)
 

@@ -1,0 +1,238 @@
+"""Bytecode inside the bundle's wheels (pysite_agent/bundle/_wheel_bytecode.py), with real Node
+and the pinned Pyodide from the download cache (no network)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+from bundle_support import CACHE, extract_core, node
+
+from pysite_agent.bundle import _lock, _wheel_bytecode, build_bundle
+
+TAG = "cpython-314"
+
+#: A small wheel with what real ones hold: a package, a top-level module, a module this Python
+#: cannot compile, a script under .data, and a pyc the wheel brings itself.
+FILES = {
+    "demo/__init__.py": "from demo.part import VALUE\n",
+    "demo/part.py": "VALUE = 42\n\n\ndef fails():\n    raise ValueError('from part')\n",
+    "demo/py2.py": "print 'python 2'\n",
+    "demo/own.py": "OWN = 1\n",
+    f"demo/__pycache__/own.{TAG}.pyc": "not really bytecode",
+    "top.py": "TOP = 'top'\n",
+    "demo_pkg-1.0.data/scripts/run.py": "print('a script')\n",
+    "demo_pkg-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.0\n",
+    "demo_pkg-1.0.dist-info/WHEEL": (
+        "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    ),
+}
+
+
+def _digest(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def _demo_wheel(folder: Path) -> Path:
+    path = folder / "demo_pkg-1.0-py3-none-any.whl"
+    rows = [f"{name},{_digest(text.encode())},{len(text.encode())}" for name, text in FILES.items()]
+    record = "\n".join([*rows, "demo_pkg-1.0.dist-info/RECORD,,"]) + "\n"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, text in [*FILES.items(), ("demo_pkg-1.0.dist-info/RECORD", record)]:
+            zf.writestr(zipfile.ZipInfo(name, (2020, 2, 2, 0, 0, 0)), text)
+    return path
+
+
+@pytest.fixture(scope="module")
+def core(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return extract_core(tmp_path_factory.mktemp("core"))
+
+
+@pytest.fixture(scope="module")
+def demo(core: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, bytes]:
+    """(the Pyodide folder, its cache, the original wheel's bytes) after one rewrite."""
+    folder = tmp_path_factory.mktemp("pyodide")
+    for name in ("pyodide.asm.mjs", "pyodide.asm.wasm"):
+        (folder / name).symlink_to(core / name)
+    for name in ("pyodide.mjs", "python_stdlib.zip", "pyodide-lock.json"):
+        (folder / name).symlink_to(core / name)
+    original = _demo_wheel(folder).read_bytes()
+    cache = tmp_path_factory.mktemp("cache")
+    said: list[str] = []
+    names = _wheel_bytecode.add_bytecode(folder, cache, said.append, node=node())
+    assert names == ["demo_pkg-1.0-py3-none-any.whl"]
+    assert said == ["wheels: compiling the bytecode of 1 with Pyodide under Node"]
+    return folder, cache, original
+
+
+def test_each_module_gets_an_unchecked_pyc_listed_in_record(demo: tuple[Path, Path, bytes]) -> None:
+    folder, _cache, _original = demo
+    with zipfile.ZipFile(folder / "demo_pkg-1.0-py3-none-any.whl") as zf:
+        names = zf.namelist()
+        added = set(names) - set(FILES) - {"demo_pkg-1.0.dist-info/RECORD"}
+        assert added == {
+            f"demo/__pycache__/__init__.{TAG}.pyc",
+            f"demo/__pycache__/part.{TAG}.pyc",
+            f"__pycache__/top.{TAG}.pyc",
+        }  # not py2.py (no Python 3), not own.py (its own pyc stays), not .data's script
+        assert zf.read(f"demo/__pycache__/own.{TAG}.pyc") == b"not really bytecode"
+        for name in FILES:
+            assert zf.read(name) == FILES[name].encode()  # every source unchanged
+        # each pyc right after its source, RECORD last
+        assert names.index(f"demo/__pycache__/part.{TAG}.pyc") == names.index("demo/part.py") + 1
+        assert names[-1] == "demo_pkg-1.0.dist-info/RECORD"
+        rows = {
+            line.split(",")[0]: line.split(",")[1:]
+            for line in zf.read("demo_pkg-1.0.dist-info/RECORD").decode().splitlines()
+        }
+        assert set(rows) == set(names)
+        for name in names:
+            if name.endswith("RECORD"):
+                assert rows[name] == ["", ""]
+                continue
+            data = zf.read(name)
+            assert rows[name] == [_digest(data), str(len(data))], name
+        for name in added:
+            pyc = zf.read(name)
+            # PEP 552: flags 0b01 = hash-based, unchecked (0b10 clear).
+            assert int.from_bytes(pyc[4:8], "little") == 0b01, name
+    # The lock sees the same importable names (a top-level __pycache__ is not a package).
+    entry, _ = _lock.package_entry(folder / "demo_pkg-1.0-py3-none-any.whl")
+    assert entry["imports"] == ["demo", "top"]
+
+
+def test_the_same_wheel_gives_the_same_bytes_and_a_cached_one_needs_no_node(
+    demo: tuple[Path, Path, bytes], tmp_path: Path
+) -> None:
+    folder, cache, original = demo
+    rewritten = (folder / "demo_pkg-1.0-py3-none-any.whl").read_bytes()
+    assert rewritten != original
+    again = tmp_path / "pyodide"
+    shutil.copytree(folder, again, symlinks=True)
+    (again / "demo_pkg-1.0-py3-none-any.whl").write_bytes(original)
+    other = again.parent / "other"
+    shutil.copytree(again, other, symlinks=True)
+    # Another cache: Node again, the same bytes.
+    _wheel_bytecode.add_bytecode(again, tmp_path / "cache-b", print, node=node())
+    assert (again / "demo_pkg-1.0-py3-none-any.whl").read_bytes() == rewritten
+    # The first cache: a Node that cannot start is never asked.
+    said: list[str] = []
+    missing = str(tmp_path / "no-node")
+    _wheel_bytecode.add_bytecode(other, cache, said.append, node=missing)
+    assert said == [] and (other / "demo_pkg-1.0-py3-none-any.whl").read_bytes() == rewritten
+    # A damaged cache entry is made again, so the missing Node is then reached.
+    (other / "demo_pkg-1.0-py3-none-any.whl").write_bytes(original)
+    entry = next((cache / _wheel_bytecode.CACHE_FOLDER).glob("*.whl"))
+    entry.write_bytes(b"damaged")
+    with pytest.raises(OSError):
+        _wheel_bytecode.add_bytecode(other, cache, print, node=missing)
+    assert (other / "demo_pkg-1.0-py3-none-any.whl").read_bytes() == original
+
+
+def test_without_node_the_build_says_so_once_and_leaves_the_wheels(
+    demo: tuple[Path, Path, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, _cache, original = demo
+    plain = tmp_path / "pyodide"
+    shutil.copytree(folder, plain, symlinks=True)
+    (plain / "demo_pkg-1.0-py3-none-any.whl").write_bytes(original)
+    old = tmp_path / "node"
+    old.write_text("#!/bin/sh\necho v18.19.0\n", encoding="utf-8")
+    old.chmod(0o755)
+    monkeypatch.setenv("PYSITE_AGENT_NODE", str(old))
+    said: list[str] = []
+    assert _wheel_bytecode.add_bytecode(plain, tmp_path / "cache", said.append) is None
+    assert len(said) == 1 and "older than 20" in said[0] and "without bytecode" in said[0]
+    assert (plain / "demo_pkg-1.0-py3-none-any.whl").read_bytes() == original
+
+
+def test_a_failing_node_is_a_readable_error_and_the_wheel_is_left(
+    demo: tuple[Path, Path, bytes], tmp_path: Path
+) -> None:
+    folder, _cache, original = demo
+    plain = tmp_path / "pyodide"
+    shutil.copytree(folder, plain, symlinks=True)
+    (plain / "demo_pkg-1.0-py3-none-any.whl").write_bytes(original)
+    broken = tmp_path / "node"
+    broken.write_text("#!/bin/sh\necho 'it broke' >&2\nexit 3\n")
+    broken.chmod(0o755)
+    with pytest.raises(_wheel_bytecode._stdlib.PrecompileError, match=r"Node exit 3\): it broke"):
+        _wheel_bytecode.add_bytecode(plain, tmp_path / "cache", print, node=str(broken))
+    assert (plain / "demo_pkg-1.0-py3-none-any.whl").read_bytes() == original
+    assert not list((tmp_path / "cache").rglob("*.whl"))
+
+
+#: Pyodide under Node on the bundle: pysite_agent's modules come from their pyc. The source of
+#: one module is made unimportable first; with the pyc unchecked, the import never reads it.
+_RUN = """
+const [base] = process.argv.slice(2);
+const { loadPyodide } = await import(new URL("pyodide.mjs", "file://" + base).href);
+const py = await loadPyodide({ indexURL: base });
+await py.loadPackage(["pysite-agent"]);
+console.log(py.runPython(`
+import json, os, sys, traceback
+import pysite_agent
+spec = pysite_agent.__spec__
+folder = os.path.dirname(spec.origin)
+with open(os.path.join(folder, 'core', 'errors.py'), 'w') as f:
+    f.write('raise SystemError("the source was read")')
+sys.modules.pop('pysite_agent.core.errors', None)
+import importlib
+errors = importlib.import_module('pysite_agent.core.errors')
+json.dumps([spec.cached, os.path.isfile(spec.cached), errors.__spec__.cached,
+            sys.flags.dont_write_bytecode])
+`));
+"""
+
+
+def test_pyodide_imports_pysite_agent_from_the_bundles_pyc(tmp_path: Path) -> None:
+    report = build_bundle(tmp_path / "bundle", cache_dir=CACHE, progress=lambda _m: None)
+    pyodide = report.out_dir / "pyodide"
+    manifest = json.loads((report.out_dir / "bundle-manifest.json").read_text("utf-8"))
+    assert manifest["wheel_bytecode"] is True
+    lock = json.loads((pyodide / "pyodide-lock.json").read_text("utf-8"))
+    for key, entry in lock["packages"].items():
+        wheel = pyodide / entry["file_name"]
+        assert entry["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest(), key
+        assert "__pycache__" not in entry["imports"], key
+        with zipfile.ZipFile(wheel) as zf:
+            names = set(zf.namelist())
+        sources = [n for n in names if n.endswith(".py") and ".dist-info/" not in n]
+        assert sources, key
+        compiled = [
+            n
+            for n in sources
+            if Path(n).parent.joinpath("__pycache__", f"{Path(n).stem}.{TAG}.pyc").as_posix()
+            in names
+        ]
+        assert len(compiled) == len(sources), (key, sorted(set(sources) - set(compiled))[:5])
+    script = tmp_path / "run.mjs"
+    script.write_text(_RUN, encoding="utf-8")
+    done = subprocess.run(
+        [node(), str(script), f"{pyodide}/"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    cached, exists, errors_cached, dont_write = json.loads(done.stdout.strip().splitlines()[-1])
+    assert cached.endswith(f"/pysite_agent/__pycache__/__init__.{TAG}.pyc") and exists
+    assert errors_cached.endswith(f"/core/__pycache__/errors.{TAG}.pyc")
+    assert dont_write == 1  # Pyodide writes no bytecode of its own: without these, none
+
+    # --no-precompile: the wheels as they are.
+    plain = build_bundle(
+        tmp_path / "plain", cache_dir=CACHE, precompile=False, progress=lambda _m: None
+    )
+    manifest = json.loads((plain.out_dir / "bundle-manifest.json").read_text("utf-8"))
+    assert manifest["wheel_bytecode"] is False
+    wheel = next((plain.out_dir / "pyodide").glob("pysite_agent-*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        assert not [n for n in zf.namelist() if "__pycache__" in n]
