@@ -13,8 +13,9 @@ the source is never read to check it. The sources stay, so tracebacks show their
   the build machine's), in one Node run for all the wheels the cache does not hold.
 - ``RECORD`` lists each pyc with its sha256 and size (the wheel format, PEP 427/376); the lock's
   sha256 is computed afterwards from the rewritten file (:mod:`~pysite_agent.bundle._lock`).
-- A module this Python cannot compile (a ``SyntaxError``) keeps its source only; a wheel that
-  already holds a pyc at that path keeps its own.
+- A module this Python cannot compile (a ``SyntaxError``) keeps its source only, as do the
+  CPython-only folders of :data:`SOURCE_ONLY`; a wheel that already holds a pyc at that path
+  keeps its own.
 - Deterministic: entries keep the wheel's order, each pyc right after its source with the
   source's date and attributes; the same inputs give the same bytes (a test builds twice).
 - Cached per wheel in ``<cache>/wheel-bytecode/<key>.whl``, ``key`` the sha256 of the wheel,
@@ -37,13 +38,17 @@ from pysite_agent.bundle import _compress, _fetch, _stdlib
 CACHE_FOLDER = "wheel-bytecode"
 """The cache's folder for rewritten wheels."""
 
+SOURCE_ONLY = ("pysite_agent/server/", "pysite_agent/bundle/")
+"""Folders inside wheels that get no bytecode: CPython-only code the page never imports (the
+proxy server, import-linter's "The server is CPython only" contract; this bundle tooling)."""
+
 #: Run by Node: argv = [Pyodide's folder with a trailing slash, its lock file, input folder,
-#: output folder, JSON list of wheel file names]. Python reads /tmp/in/NAME and writes
+#: output folder, JSON [wheel file names, SOURCE_ONLY]]. Python reads /tmp/in/NAME and writes
 #: /tmp/out/NAME (a backslash in the Python code is doubled: it is a JavaScript template).
 _SCRIPT = r"""
 import { readFileSync, writeFileSync } from "node:fs";
 const [base, lockFile, inDir, outDir, namesJSON] = process.argv.slice(2);
-const names = JSON.parse(namesJSON);
+const [names] = JSON.parse(namesJSON);
 const { loadPyodide } = await import(new URL("pyodide.mjs", "file://" + base).href);
 const py = await loadPyodide({ indexURL: base, lockFileURL: lockFile });
 py.FS.mkdirTree("/tmp/in");
@@ -78,6 +83,8 @@ def add_bytecode(src, dst):
             name = info.filename
             if not name.endswith('.py') or name.split('/')[0].endswith(('.dist-info', '.data')):
                 continue
+            if name.startswith(source_only):
+                continue
             path = importlib.util.cache_from_source(name)
             if path in names:
                 continue
@@ -97,7 +104,9 @@ def add_bytecode(src, dst):
         text = '\\n'.join(kept + rows + [record.filename + ',,']) + '\\n'
         zout.writestr(record, text.encode('utf-8'))
 
-for name in json.loads(names_json):
+wheels, source_only = json.loads(names_json)
+source_only = tuple(source_only)
+for name in wheels:
     add_bytecode('/tmp/in/' + name, '/tmp/out/' + name)
 `);
 for (const name of names) writeFileSync(outDir + "/" + name, py.FS.readFile("/tmp/out/" + name));
@@ -163,7 +172,7 @@ def add_bytecode(
                     str(lock_file.resolve()),
                     str(pyodide_dir.resolve()),
                     str(out_dir),
-                    json.dumps(missing),
+                    json.dumps([missing, SOURCE_ONLY]),
                 ],
                 "the wheels' bytecode",
             )
