@@ -16,8 +16,6 @@ from bundle_support import CACHE, extract_core, node
 
 from pysite_agent.bundle import _lock, _wheel_bytecode, build_bundle
 
-TAG = "cpython-314"
-
 #: A small wheel with what real ones hold: a package, a top-level module, a module this Python
 #: cannot compile, a script under .data, and a pyc the wheel brings itself.
 FILES = {
@@ -25,7 +23,7 @@ FILES = {
     "demo/part.py": "VALUE = 42\n\n\ndef fails():\n    raise ValueError('from part')\n",
     "demo/py2.py": "print 'python 2'\n",
     "demo/own.py": "OWN = 1\n",
-    f"demo/__pycache__/own.{TAG}.pyc": "not really bytecode",
+    "demo/own.pyc": "not really bytecode",
     "top.py": "TOP = 'top'\n",
     "demo_pkg-1.0.data/scripts/run.py": "print('a script')\n",
     "demo_pkg-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.0\n",
@@ -36,8 +34,7 @@ FILES = {
 
 
 def _pyc_of(source: str) -> str:
-    path = Path(source)
-    return path.parent.joinpath("__pycache__", f"{path.stem}.{TAG}.pyc").as_posix()
+    return source + "c"
 
 
 def _digest(data: bytes) -> str:
@@ -82,15 +79,15 @@ def test_each_module_gets_an_unchecked_pyc_listed_in_record(demo: tuple[Path, Pa
         names = zf.namelist()
         added = set(names) - set(FILES) - {"demo_pkg-1.0.dist-info/RECORD"}
         assert added == {
-            f"demo/__pycache__/__init__.{TAG}.pyc",
-            f"demo/__pycache__/part.{TAG}.pyc",
-            f"__pycache__/top.{TAG}.pyc",
+            "demo/__init__.pyc",
+            "demo/part.pyc",
+            "top.pyc",
         }  # not py2.py (no Python 3), not own.py (its own pyc stays), not .data's script
-        assert zf.read(f"demo/__pycache__/own.{TAG}.pyc") == b"not really bytecode"
+        assert zf.read("demo/own.pyc") == b"not really bytecode"
         for name in FILES:
             assert zf.read(name) == FILES[name].encode()  # every source unchanged
         # each pyc right after its source, RECORD last
-        assert names.index(f"demo/__pycache__/part.{TAG}.pyc") == names.index("demo/part.py") + 1
+        assert names.index("demo/part.pyc") == names.index("demo/part.py") + 1
         assert names[-1] == "demo_pkg-1.0.dist-info/RECORD"
         rows = {
             line.split(",")[0]: line.split(",")[1:]
@@ -107,7 +104,7 @@ def test_each_module_gets_an_unchecked_pyc_listed_in_record(demo: tuple[Path, Pa
             pyc = zf.read(name)
             # PEP 552: flags 0b01 = hash-based, unchecked (0b10 clear).
             assert int.from_bytes(pyc[4:8], "little") == 0b01, name
-    # The lock sees the same importable names (a top-level __pycache__ is not a package).
+    # The lock sees the same importable names.
     entry, _ = _lock.package_entry(folder / "demo_pkg-1.0-py3-none-any.whl")
     assert entry["imports"] == ["demo", "top"]
 
@@ -173,25 +170,30 @@ def test_a_failing_node_is_a_readable_error_and_the_wheel_is_left(
     assert not list((tmp_path / "cache").rglob("*.whl"))
 
 
-#: Pyodide under Node on the bundle: pysite_agent's modules come from their pyc. The source of
-#: one module is made unimportable first; with the pyc unchecked, the import never reads it.
+#: Pyodide under Node on the bundle, its wheels as zip files on sys.path as web/runtime/boot.js
+#: places them on a first visit: the modules come from their pyc (zipimport's NAME.pyc first).
 _RUN = """
-const [base] = process.argv.slice(2);
+import { readFileSync } from "node:fs";
+const [base, namesJSON] = process.argv.slice(2);
 const { loadPyodide } = await import(new URL("pyodide.mjs", "file://" + base).href);
 const py = await loadPyodide({ indexURL: base });
-await py.loadPackage(["pysite-agent"]);
+py.FS.mkdirTree("/wheels");
+const paths = [];
+for (const name of JSON.parse(namesJSON)) {
+  py.FS.writeFile("/wheels/" + name, readFileSync(base + name));
+  paths.push("/wheels/" + name);
+}
+py.globals.set("paths_json", JSON.stringify(paths));
 console.log(py.runPython(`
-import json, os, sys, traceback
-import pysite_agent
-spec = pysite_agent.__spec__
-folder = os.path.dirname(spec.origin)
-with open(os.path.join(folder, 'core', 'errors.py'), 'w') as f:
-    f.write('raise SystemError("the source was read")')
-sys.modules.pop('pysite_agent.core.errors', None)
-import importlib
-errors = importlib.import_module('pysite_agent.core.errors')
-json.dumps([spec.cached, os.path.isfile(spec.cached), errors.__spec__.cached,
-            sys.flags.dont_write_bytecode])
+import json, sys, traceback, zipimport
+sys.path.extend(json.loads(paths_json))
+import pysite_agent, pysite_agent.core.errors as errors, jsonschema
+try:
+    jsonschema.validate("x", {"type": "integer"})
+except jsonschema.ValidationError:
+    text = traceback.format_exc()
+json.dumps([pysite_agent.__file__, errors.__file__, jsonschema.__file__,
+            isinstance(errors.__spec__.loader, zipimport.zipimporter), text])
 `));
 """
 
@@ -205,7 +207,6 @@ def test_pyodide_imports_pysite_agent_from_the_bundles_pyc(tmp_path: Path) -> No
     for key, entry in lock["packages"].items():
         wheel = pyodide / entry["file_name"]
         assert entry["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest(), key
-        assert "__pycache__" not in entry["imports"], key
         with zipfile.ZipFile(wheel) as zf:
             names = set(zf.namelist())
         sources = [n for n in names if n.endswith(".py") and ".dist-info/" not in n]
@@ -217,18 +218,21 @@ def test_pyodide_imports_pysite_agent_from_the_bundles_pyc(tmp_path: Path) -> No
             assert len(skipped) > 10 and not set(skipped) & set(compiled)
     script = tmp_path / "run.mjs"
     script.write_text(_RUN, encoding="utf-8")
+    wheels = [entry["file_name"] for entry in lock["packages"].values()]
     done = subprocess.run(
-        [node(), str(script), f"{pyodide}/"],
+        [node(), str(script), f"{pyodide}/", json.dumps(wheels)],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    cached, exists, errors_cached, dont_write = json.loads(done.stdout.strip().splitlines()[-1])
-    assert cached.endswith(f"/pysite_agent/__pycache__/__init__.{TAG}.pyc") and exists
-    assert errors_cached.endswith(f"/core/__pycache__/errors.{TAG}.pyc")
-    assert dont_write == 1  # Pyodide writes no bytecode of its own: without these, none
+    own, errors, schema, zipped, text = json.loads(done.stdout.strip().splitlines()[-1])
+    assert own.endswith(".whl/pysite_agent/__init__.pyc"), own
+    assert errors.endswith(".whl/pysite_agent/core/errors.pyc") and zipped, errors
+    assert schema.endswith(".whl/jsonschema/__init__.pyc"), schema
+    # Tracebacks still show source lines (from the .py beside the .pyc).
+    assert 'jsonschema/validators.py", line' in text and "raise error" in text, text
 
     # --no-precompile: the wheels as they are.
     plain = build_bundle(
@@ -238,4 +242,4 @@ def test_pyodide_imports_pysite_agent_from_the_bundles_pyc(tmp_path: Path) -> No
     assert manifest["wheel_bytecode"] is False
     wheel = next((plain.out_dir / "pyodide").glob("pysite_agent-*.whl"))
     with zipfile.ZipFile(wheel) as zf:
-        assert not [n for n in zf.namelist() if "__pycache__" in n]
+        assert not [n for n in zf.namelist() if n.endswith(".pyc")]

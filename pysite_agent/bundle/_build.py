@@ -198,7 +198,7 @@ def build_bundle(
     ``precompile`` adds ``pyodide/python_stdlib_pyc.zip``, the standard library with its
     bytecode, made with Pyodide under Node 20+ and named in the lock (without Node the build
     says so and ships the plain zip; see :mod:`pysite_agent.bundle._stdlib`), and the same
-    for every wheel: ``__pycache__/NAME.cpython-314.pyc`` beside each module
+    for every wheel: an unchecked ``NAME.pyc`` beside each ``NAME.py``
     (:mod:`pysite_agent.bundle._wheel_bytecode`).
     """
     started = time.monotonic()

@@ -1,13 +1,16 @@
-"""Bytecode inside the bundle's wheels: ``__pycache__/NAME.cpython-314.pyc`` beside each module.
+"""Bytecode inside the bundle's wheels: an unchecked ``NAME.pyc`` beside each ``NAME.py``.
 
-Pyodide unpacks each wheel into ``site-packages`` and runs with ``sys.dont_write_bytecode``
-set, so with source-only wheels every first start compiles each module it imports
-(``pysite_agent`` and its validator, jsonschema, referencing, attrs, ...), and nothing keeps the
-result. Here each pure-Python wheel of the bundle gets, for every ``.py`` outside its
-``.dist-info`` and ``.data`` folders, the file the import system reads first:
-``importlib.util.cache_from_source``'s ``__pycache__/NAME.<cache_tag>.pyc``, an *unchecked*
-hash-based pyc (PEP 552), so the unpacked source's modification time never invalidates it and
-the source is never read to check it. The sources stay, so tracebacks show their lines.
+A first visit's Python imports its modules straight from the wheels: ``web/runtime/boot.js``
+puts the wheel files themselves on ``sys.path`` (as after a snapshot's restore), so
+``zipimport`` reads them, and with source-only wheels every first start compiles each module
+it imports (``pysite_agent``, jsonschema, referencing, attrs, ...). ``zipimport`` takes a
+``NAME.pyc`` beside ``NAME.py`` first, as in the standard library's zip
+(:mod:`~pysite_agent.bundle._stdlib`), so each pure-Python wheel of the bundle gets one for
+every ``.py`` outside its ``.dist-info`` and ``.data`` folders: an *unchecked* hash-based pyc
+(PEP 552), never checked against the source. The sources stay, so tracebacks show their lines.
+A wheel unpacked into ``site-packages`` instead (``bootPython({snapshot: false})``, which uses
+``loadPackage``, or pip) imports from the sources as before: the file system's finder takes
+``NAME.py`` first and looks for bytecode in ``__pycache__`` only.
 
 - Compiled by Pyodide's own CPython under Node 20+ (the bytecode of the browser's Python, not
   the build machine's), in one Node run for all the wheels the cache does not hold.
@@ -85,7 +88,7 @@ def add_bytecode(src, dst):
                 continue
             if name.startswith(source_only):
                 continue
-            path = importlib.util.cache_from_source(name)
+            path = name + 'c'
             if path in names:
                 continue
             try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import http.server
@@ -102,7 +103,9 @@ repr((sys.version_info[:2], version("jsonschema"), errors, "pysite_agent" in sys
             lock.packages[name].depends.forEach(visit);
         };
         visit("pysite-agent");
-        return { progress, info, snapshot: infos[0],
+        const files = pyodide.runPython(
+            "import pysite_agent.core.errors as e; repr((e.__file__, jsonschema.__file__))");
+        return { progress, info, files, snapshot: infos[0],
                  loaded: Object.keys(pyodide.loadedPackages).sort(), closure: closure.size };
     }""",
         snapshot,
@@ -118,11 +121,17 @@ repr((sys.version_info[:2], version("jsonschema"), errors, "pysite_agent" in sys
         ("import", 0, 1),
         ("import", 1, 1),
     ]
+    errors_file, jsonschema_file = ast.literal_eval(result["files"])
     if snapshot:
+        # Zip files on sys.path: zipimport takes the bundle's NAME.pyc beside NAME.py
+        # (pysite_agent/bundle/_wheel_bytecode.py), ours and the pinned wheels' alike.
+        assert errors_file.endswith(".whl/pysite_agent/core/errors.pyc"), errors_file
+        assert jsonschema_file.endswith(".whl/jsonschema/__init__.pyc"), jsonschema_file
         assert result["snapshot"]["state"] == "made"  # a fresh browser context: none stored
         assert result["loaded"] == []  # not loadPackage: zip files on sys.path
     else:
         assert result["snapshot"] == {"state": "off", "made": False, "reason": "snapshot: false"}
+        assert errors_file.endswith("site-packages/pysite_agent/core/errors.py"), errors_file
         assert "pysite-agent" in result["loaded"]
         assert "micropip" not in result["loaded"]  # installed from the lock, not by micropip
         assert len(result["loaded"]) == total
