@@ -202,3 +202,11 @@ def test_a_root_any_of_and_type_lists() -> None:
     for value in ({"id": 3}, {"name": None}, {"name": "ü"}, {}):
         assert gbnf.allows(grammar, call_text("t", value)), value
     assert not gbnf.allows(grammar, call_text("t", {"id": "3"}))
+
+
+def test_a_whole_float_in_an_enum_allows_its_integer_spelling() -> None:
+    # JSON Schema compares numbers by value: {"enum": [0.0]} accepts 0 (found by the property).
+    grammar, _ = grammar_for({"enum": [0.0, [2.0, {"a": 1e16}]]})
+    for value in (0, 0.0, [2, {"a": 10**16}], [2.0, {"a": 1e16}]):
+        assert gbnf.allows(grammar, call_text("t", value)), value
+    assert not gbnf.allows(grammar, call_text("t", 1))

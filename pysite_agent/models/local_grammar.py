@@ -107,6 +107,17 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, allow_nan=False)
 
 
+def _integral(value: Any) -> Any:
+    """``value`` with every float that is a whole number as an int (``0.0`` -> ``0``)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_integral(v) for v in value]
+    return value
+
+
 class _Writer:
     def __init__(self) -> None:
         self.rules: dict[str, str] = {}
@@ -168,9 +179,13 @@ class _Writer:
 
     def _literal_value(self, value: Any) -> str:
         try:
-            return literal(compact_json(value))
+            spellings = dict.fromkeys([compact_json(value), compact_json(_integral(value))])
         except (TypeError, ValueError, RecursionError):  # not JSON data, or nested too deeply
             return self.use("value")
+        if len(spellings) == 1:
+            return literal(next(iter(spellings)))
+        # JSON Schema compares numbers by value (0.0 equals 0): both spellings are allowed.
+        return "( " + " | ".join(literal(text) for text in spellings) + " )"
 
     def _typed(self, node: Mapping[str, Any], kind: str, depth: int) -> str:
         if kind == "object":
