@@ -32,3 +32,12 @@ def extract_core(out: Path) -> Path:
             assert member is not None
             (out / name).write_bytes(member.read())
     return out
+
+
+def fake_node(folder: Path, body: str) -> Path:
+    """An executable ``folder/node`` shell script with ``body`` (a Node that is too old, or
+    fails)."""
+    path = folder / "node"
+    path.write_text("#!/bin/sh\n" + body, encoding="utf-8")
+    path.chmod(0o755)
+    return path

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from bundle_support import CACHE, extract_core, node
+from bundle_support import CACHE, extract_core, fake_node, node
 
 from pysite_agent.bundle import IntegrityError, _pins, _stdlib, build_bundle
 from pysite_agent.cli import main
@@ -112,10 +112,7 @@ loader = json.decoder.__spec__.loader
 def test_without_node_the_build_says_so_once_and_ships_the_plain_zip(
     pyodide_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    old = tmp_path / "node"
-    old.write_text("#!/bin/sh\necho v18.19.0\n", encoding="utf-8")
-    old.chmod(0o755)
-    monkeypatch.setenv("PYSITE_AGENT_NODE", str(old))
+    monkeypatch.setenv("PYSITE_AGENT_NODE", str(fake_node(tmp_path, "echo v18.19.0\n")))
     said: list[str] = []
     assert _stdlib.add_precompiled(pyodide_dir, tmp_path / "cache", said.append) is None
     assert len(said) == 1 and "older than 20" in said[0] and "without bytecode" in said[0]

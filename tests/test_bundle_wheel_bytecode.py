@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from bundle_support import CACHE, extract_core, node
+from bundle_support import CACHE, extract_core, fake_node, node
 
 from pysite_agent.bundle import _lock, _wheel_bytecode, build_bundle
 
@@ -137,17 +137,21 @@ def test_the_same_wheel_gives_the_same_bytes_and_a_cached_one_needs_no_node(
     assert (other / "demo_pkg-1.0-py3-none-any.whl").read_bytes() == original
 
 
-def test_without_node_the_build_says_so_once_and_leaves_the_wheels(
-    demo: tuple[Path, Path, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _unrewritten(demo: tuple[Path, Path, bytes], tmp_path: Path) -> Path:
+    """A copy of the demo's Pyodide folder with the wheel as it was before the rewrite."""
     folder, _cache, original = demo
     plain = tmp_path / "pyodide"
     shutil.copytree(folder, plain, symlinks=True)
     (plain / "demo_pkg-1.0-py3-none-any.whl").write_bytes(original)
-    old = tmp_path / "node"
-    old.write_text("#!/bin/sh\necho v18.19.0\n", encoding="utf-8")
-    old.chmod(0o755)
-    monkeypatch.setenv("PYSITE_AGENT_NODE", str(old))
+    return plain
+
+
+def test_without_node_the_build_says_so_once_and_leaves_the_wheels(
+    demo: tuple[Path, Path, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = _unrewritten(demo, tmp_path)
+    original = demo[2]
+    monkeypatch.setenv("PYSITE_AGENT_NODE", str(fake_node(tmp_path, "echo v18.19.0\n")))
     said: list[str] = []
     assert _wheel_bytecode.add_bytecode(plain, tmp_path / "cache", said.append) is None
     assert len(said) == 1 and "older than 20" in said[0] and "without bytecode" in said[0]
@@ -157,13 +161,9 @@ def test_without_node_the_build_says_so_once_and_leaves_the_wheels(
 def test_a_failing_node_is_a_readable_error_and_the_wheel_is_left(
     demo: tuple[Path, Path, bytes], tmp_path: Path
 ) -> None:
-    folder, _cache, original = demo
-    plain = tmp_path / "pyodide"
-    shutil.copytree(folder, plain, symlinks=True)
-    (plain / "demo_pkg-1.0-py3-none-any.whl").write_bytes(original)
-    broken = tmp_path / "node"
-    broken.write_text("#!/bin/sh\necho 'it broke' >&2\nexit 3\n")
-    broken.chmod(0o755)
+    plain = _unrewritten(demo, tmp_path)
+    original = demo[2]
+    broken = fake_node(tmp_path, "echo 'it broke' >&2\nexit 3\n")
     with pytest.raises(_wheel_bytecode._stdlib.PrecompileError, match=r"Node exit 3\): it broke"):
         _wheel_bytecode.add_bytecode(plain, tmp_path / "cache", print, node=str(broken))
     assert (plain / "demo_pkg-1.0-py3-none-any.whl").read_bytes() == original
