@@ -16,7 +16,7 @@ import gbnf
 import jsonschema
 import pytest
 from generators import hostile_text, hostile_value, input_schema, json_value
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from hypothesis_jsonschema import from_schema
@@ -132,7 +132,9 @@ def test_every_value_a_tool_schema_accepts_can_be_written(schema: Any, data: st.
     if isinstance(schema, dict) and "$ref" not in json.dumps(schema):
         assume(jsonschema.Draft202012Validator(schema).is_valid(value))  # the tool's own
     text = call_text("t", value)
-    assert json.loads(text) == {"tool": "t", "arguments": value}  # the spelling is faithful
+    # The spelling is faithful, as JSON reads it: two surrogate code units drawn side by side
+    # are one character once written.
+    assert json.loads(text) == {"tool": "t", "arguments": json.loads(json.dumps(value))}
     allowed = [
         call_text("t", v)
         for v in itertools.islice(key_orders(value), 200)
@@ -160,15 +162,34 @@ def test_a_grammar_is_written_for_any_schema_and_is_ascii(name: str, schema: Any
 
 @settings(max_examples=200, deadline=None)
 @given(value=json_value)
+@example(value={"\ud800\udc00": None})
 def test_a_const_and_an_enum_allow_exactly_their_values(value: Any) -> None:
-    grammar, _ = grammar_for(
+    grammar, arguments_schema = grammar_for(
         {"type": "object", "properties": {"v": {"const": value}}, "required": ["v"]}
     )
+    # The value as the tools' boundary left it: a surrogate pair held as two code units
+    # (``"\ud800\udc00"``) is one astral character there, as in the page's JavaScript.
+    value = arguments_schema["properties"]["v"]["const"]
     assert gbnf.allows(grammar, call_text("t", {"v": value}))
     other = {"v": [value]}
     assert not gbnf.allows(grammar, call_text("t", other))
-    enum, _ = grammar_for({"enum": [value, "other"]})
+    enum, enum_schema = grammar_for({"enum": [value, "other"]})
+    assert enum_schema["enum"][0] == value
     assert gbnf.allows(enum, call_text("t", value)) and gbnf.allows(enum, call_text("t", "other"))
+
+
+def test_a_surrogate_pair_held_as_two_code_units_is_one_character_in_the_grammar() -> None:
+    grammar, arguments_schema = grammar_for(
+        {"type": "object", "properties": {"v": {"const": {"\ud800\udc00": "\udbff\udfff"}}}}
+    )
+    assert arguments_schema["properties"]["v"]["const"] == {"\U00010000": "\U0010ffff"}
+    assert gbnf.allows(grammar, call_text("t", {"v": {"\U00010000": "\U0010ffff"}}))
+    # A lone surrogate stays (the page's JavaScript may hold one); UTF-8 cannot, so the grammar
+    # spells it with JSON's escape, which reads back as the same string.
+    lone, lone_schema = grammar_for({"const": "a\ud800b"})
+    assert lone_schema["const"] == "a\ud800b"
+    assert gbnf.allows(lone, '{"tool":"t","arguments":"a\\ud800b"}')
+    assert json.loads('"a\\ud800b"') == "a\ud800b"
 
 
 @settings(max_examples=200, deadline=None)
