@@ -341,6 +341,18 @@ def oracle(request: ModelRequest) -> dict[str, Any]:
     raise AssertionError(text)
 
 
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "examples").glob("*evals.json")), ids=lambda p: p.name
+)
+def test_every_example_eval_set_loads_and_names_only_its_tools(path: Path) -> None:
+    eval_set = sa.load_eval_set(json.loads(path.read_text(encoding="utf-8")))
+    assert len(eval_set.cases) >= 5
+    for case in eval_set.cases:
+        names = {tool["name"] for tool in case.tools}
+        assert {call.name for call in case.calls} <= names, case.name
+    assert any(not case.calls for case in eval_set.cases)  # one case needs no tool
+
+
 def test_the_demo_shops_eval_set_loads_and_a_perfect_model_scores_everything() -> None:
     data = json.loads(DEMO_SET.read_text(encoding="utf-8"))
     eval_set = sa.load_eval_set(data)
