@@ -31,7 +31,7 @@ read the spread. It is CPU-heavy: run it few times, with few runs.
 
 Usage: python benchmarks/local_model.py [--runs 3] [--only engine|ask|evals|load|builds ...]
        [--threads 1,2] [--quant FILE|Q4_1|Q8_0|Q4_0 ...] [--against REF] [--wait S]
-       [--ask-type Q4_1 ...]
+       [--ask-type Q4_1 ...] [--eval-set demo-shop-evals.json|bakery-evals.json ...]
        [--compat TGZ] [--batch 64,512]
 """
 
@@ -423,11 +423,14 @@ def bundle_at(ref: str) -> Path:
     return out
 
 
-def eval_runs(p: Any, bundle: Path) -> None:
+EVAL_SETS = ("demo-shop-evals.json", "bakery-evals.json")
+
+
+def eval_runs(p: Any, bundle: Path, sets: tuple[str, ...] = EVAL_SETS) -> None:
     server = DemoServer([bundle, ROOT / "examples"], port=0).start()
     try:
         browser, page = shop_page(p, server)
-        for name in ("demo-shop-evals.json", "bakery-evals.json"):
+        for name in sets:
             cases = (ROOT / "examples" / name).read_text()
             started = time.monotonic()
             report = page.evaluate(f"(cases) => {EL}.agent.evaluate(cases)", cases)
@@ -488,6 +491,12 @@ def main() -> int:
         help="builds: also wllama's compatibility build, from this npm tarball "
         "(npm pack @wllama/wllama-compat@3.8.1)",
     )
+    parser.add_argument(
+        "--eval-set",
+        action="append",
+        choices=EVAL_SETS,
+        help="evals: only this set of examples/ (repeatable; default: both)",
+    )
     parser.add_argument("--batch", default="64,512", help="builds: n_batch values (default 64,512)")
     parser.add_argument(
         "--variant",
@@ -524,7 +533,7 @@ def main() -> int:
         if "ask" in parts:
             ask_runs(p, bundles, args.runs, int(args.wait * 1000))
         if "evals" in parts:
-            eval_runs(p, report.out_dir)
+            eval_runs(p, report.out_dir, tuple(args.eval_set or EVAL_SETS))
     print(f"\nload average after: {load_average()}")
     return 0
 
