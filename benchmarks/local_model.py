@@ -19,7 +19,8 @@ interleaved (so a change of the machine's load falls on all of them):
   ``--ask-type Q4_1`` (or ``Q8_0``) runs it with that model file too (the demo shop's
   ``?local-model-type=``), interleaved;
 - ``evals``: ``el.agent.evaluate()`` in the demo shop on ``examples/demo-shop-evals.json`` and
-  ``examples/bakery-evals.json`` (tool choice and argument accuracy), once (greedy decoding);
+  ``examples/bakery-evals.json`` (tool choice and argument accuracy), once (greedy decoding),
+  ``--eval-set`` one of them; with ``--against REF`` on that commit's bundle too, after;
 - ``load``: load times only.
 
 The load average is printed before and after, and with each row: the machine is shared, so
@@ -476,7 +477,7 @@ def main() -> int:
     parser.add_argument(
         "--against",
         metavar="REF",
-        help="also run the ask part on the code of git commit REF (e.g. HEAD~1), interleaved",
+        help="also run the ask and evals parts on the code of git commit REF (e.g. HEAD~1)",
     )
     parser.add_argument(
         "--wait",
@@ -517,7 +518,7 @@ def main() -> int:
     bundles = {f"this tree, {BUNDLED_TYPE}": (report.out_dir, BUNDLED_TYPE)}
     for kind in dict.fromkeys(args.ask_type):
         bundles[f"this tree, {kind}"] = (report.out_dir, kind)
-    if args.against and "ask" in parts:
+    if args.against and parts & {"ask", "evals"}:
         old = bundle_at(args.against)
         bundles[args.against] = (old, bundled_type(old))
     print(f"load average before: {load_average()}", flush=True)
@@ -533,7 +534,12 @@ def main() -> int:
         if "ask" in parts:
             ask_runs(p, bundles, args.runs, int(args.wait * 1000))
         if "evals" in parts:
-            eval_runs(p, report.out_dir, tuple(args.eval_set or EVAL_SETS))
+            done: set[Path] = set()
+            for label, (bundle, _kind) in bundles.items():
+                if bundle not in done:  # another model file of one bundle: evals use its own
+                    done.add(bundle)
+                    print(f"\nevals on {label}:", flush=True)
+                    eval_runs(p, bundle, tuple(args.eval_set or EVAL_SETS))
     print(f"\nload average after: {load_average()}")
     return 0
 
