@@ -16,6 +16,8 @@ from bundle_support import CACHE, extract_core, fake_node, node
 
 from pysite_agent.bundle import _lock, _wheel_bytecode, build_bundle
 
+ROOT = Path(__file__).resolve().parent.parent
+
 #: A small wheel with what real ones hold: a package, a top-level module, a module this Python
 #: cannot compile, a script under .data, and a pyc the wheel brings itself.
 FILES = {
@@ -174,26 +176,29 @@ def test_a_failing_node_is_a_readable_error_and_the_wheel_is_left(
 #: places them on a first visit: the modules come from their pyc (zipimport's NAME.pyc first).
 _RUN = """
 import { readFileSync } from "node:fs";
-const [base, namesJSON] = process.argv.slice(2);
+const [base, namesJSON, wheelDir] = process.argv.slice(2);
 const { loadPyodide } = await import(new URL("pyodide.mjs", "file://" + base).href);
 const py = await loadPyodide({ indexURL: base });
-py.FS.mkdirTree("/wheels");
+py.FS.mkdirTree(wheelDir);
 const paths = [];
 for (const name of JSON.parse(namesJSON)) {
-  py.FS.writeFile("/wheels/" + name, readFileSync(base + name));
-  paths.push("/wheels/" + name);
+  py.FS.writeFile(wheelDir + "/" + name, readFileSync(base + name));
+  paths.push(wheelDir + "/" + name);
 }
 py.globals.set("paths_json", JSON.stringify(paths));
 console.log(py.runPython(`
-import json, sys, traceback, zipimport
+import json, linecache, sys, traceback, zipimport
 sys.path.extend(json.loads(paths_json))
 import pysite_agent, pysite_agent.core.errors as errors, jsonschema
 try:
     jsonschema.validate("x", {"type": "integer"})
 except jsonschema.ValidationError:
     text = traceback.format_exc()
+code = errors.SiteAgentError.__init__.__code__
 json.dumps([pysite_agent.__file__, errors.__file__, jsonschema.__file__,
-            isinstance(errors.__spec__.loader, zipimport.zipimporter), text])
+            isinstance(errors.__spec__.loader, zipimport.zipimporter), text,
+            code.co_filename,
+            linecache.getline(code.co_filename, code.co_firstlineno, vars(errors))])
 `));
 """
 
@@ -220,19 +225,25 @@ def test_pyodide_imports_pysite_agent_from_the_bundles_pyc(tmp_path: Path) -> No
     script.write_text(_RUN, encoding="utf-8")
     wheels = [entry["file_name"] for entry in lock["packages"].values()]
     done = subprocess.run(
-        [node(), str(script), f"{pyodide}/", json.dumps(wheels)],
+        [node(), str(script), f"{pyodide}/", json.dumps(wheels), _wheel_bytecode.WHEEL_DIR],
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    own, errors, schema, zipped, text = json.loads(done.stdout.strip().splitlines()[-1])
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    own, errors, schema, zipped, text, code_file, code_line = out
     assert own.endswith(".whl/pysite_agent/__init__.pyc"), own
     assert errors.endswith(".whl/pysite_agent/core/errors.pyc") and zipped, errors
     assert schema.endswith(".whl/jsonschema/__init__.pyc"), schema
-    # Tracebacks still show source lines (from the .py beside the .pyc).
-    assert 'jsonschema/validators.py", line' in text and "raise error" in text, text
+    # Tracebacks still show source lines (from the .py beside the .pyc), and name the file
+    # the module came from: the code was compiled with the name it has in the page.
+    schema_wheel = lock["packages"]["jsonschema"]["file_name"]
+    where = f'"{_wheel_bytecode.WHEEL_DIR}/{schema_wheel}/jsonschema/validators.py", line'
+    assert where in text and "raise error" in text, text
+    assert code_file == errors[:-1], (code_file, errors)  # .../errors.py beside the .pyc
+    assert code_line.lstrip().startswith("def __init__"), code_line
 
     # --no-precompile: the wheels as they are.
     plain = build_bundle(
@@ -243,3 +254,8 @@ def test_pyodide_imports_pysite_agent_from_the_bundles_pyc(tmp_path: Path) -> No
     wheel = next((plain.out_dir / "pyodide").glob("pysite_agent-*.whl"))
     with zipfile.ZipFile(wheel) as zf:
         assert not [n for n in zf.namelist() if n.endswith(".pyc")]
+
+
+def test_the_wheels_folder_is_the_one_boot_js_writes_them_to() -> None:
+    boot = (ROOT / "web" / "runtime" / "boot.js").read_text(encoding="utf-8")
+    assert f'const WHEEL_DIR = "{_wheel_bytecode.WHEEL_DIR}";' in boot

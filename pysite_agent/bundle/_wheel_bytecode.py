@@ -24,7 +24,8 @@ A wheel unpacked into ``site-packages`` instead (``bootPython({snapshot: false})
 - Cached per wheel in ``<cache>/wheel-bytecode/<key>.whl``, ``key`` the sha256 of the wheel,
   Pyodide's ``pyodide.asm.mjs``/``.wasm`` and the script, checked by its own sha256 on reuse:
   a rebuild with unchanged wheels starts no Node.
-- Without Node 20+ the build says so in one line and ships the wheels as they are.
+- Without Node 20+ the cache's copies are used; when a wheel has none, the build says so in one
+  line and ships the wheels as they are.
 """
 
 from __future__ import annotations
@@ -45,9 +46,16 @@ SOURCE_ONLY = ("pysite_agent/server/", "pysite_agent/bundle/")
 """Folders inside wheels that get no bytecode: CPython-only code the page never imports (the
 proxy server, import-linter's "The server is CPython only" contract; this bundle tooling)."""
 
+WHEEL_DIR = "/lib/pysite-agent/wheels"
+"""Where ``web/runtime/boot.js`` writes the wheels in the page's file system (its
+``WHEEL_DIR``): each module's code is compiled with the file name zipimport gives it there,
+``WHEEL_DIR/WHEEL_FILE/NAME.py``, as if compiled in the page, so a traceback names the file the
+module came from and ``linecache`` reads its source from the wheel."""
+
 #: Run by Node: argv = [Pyodide's folder with a trailing slash, its lock file, input folder,
-#: output folder, JSON [wheel file names, SOURCE_ONLY]]. Python reads /tmp/in/NAME and writes
-#: /tmp/out/NAME (a backslash in the Python code is doubled: it is a JavaScript template).
+#: output folder, JSON [wheel file names, SOURCE_ONLY, WHEEL_DIR]]. Python reads
+#: /tmp/in/NAME and writes /tmp/out/NAME (a backslash in the Python code is doubled: it is a
+#: JavaScript template).
 _SCRIPT = r"""
 import { readFileSync, writeFileSync } from "node:fs";
 const [base, lockFile, inDir, outDir, namesJSON] = process.argv.slice(2);
@@ -62,13 +70,12 @@ py.runPython(`
 import base64, hashlib, importlib.util, json, sys, zipfile
 import importlib._bootstrap_external as ext
 
-site = next(p for p in sys.path if p.endswith('/site-packages')) + '/'
 
 def digest(data):
     raw = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=')
     return 'sha256=' + raw.decode('ascii')
 
-def add_bytecode(src, dst):
+def add_bytecode(src, dst, where):
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, 'w') as zout:
         infos = zin.infolist()
         names = {i.filename for i in infos}
@@ -92,7 +99,7 @@ def add_bytecode(src, dst):
             if path in names:
                 continue
             try:
-                code = compile(data, site + name, 'exec', dont_inherit=True)
+                code = compile(data, where + name, 'exec', dont_inherit=True)
             except (SyntaxError, ValueError):
                 continue
             pyc = bytes(ext._code_to_hash_pyc(code, importlib.util.source_hash(data), False))
@@ -107,10 +114,10 @@ def add_bytecode(src, dst):
         text = '\\n'.join(kept + rows + [record.filename + ',,']) + '\\n'
         zout.writestr(record, text.encode('utf-8'))
 
-wheels, source_only = json.loads(names_json)
+wheels, source_only, wheel_dir = json.loads(names_json)
 source_only = tuple(source_only)
 for name in wheels:
-    add_bytecode('/tmp/in/' + name, '/tmp/out/' + name)
+    add_bytecode('/tmp/in/' + name, '/tmp/out/' + name, wheel_dir + '/' + name + '/')
 `);
 for (const name of names) writeFileSync(outDir + "/" + name, py.FS.readFile("/tmp/out/" + name));
 """
@@ -175,7 +182,7 @@ def add_bytecode(
                     str(lock_file.resolve()),
                     str(pyodide_dir.resolve()),
                     str(out_dir),
-                    json.dumps([missing, SOURCE_ONLY]),
+                    json.dumps([missing, SOURCE_ONLY, WHEEL_DIR]),
                 ],
                 "the wheels' bytecode",
             )
