@@ -335,7 +335,7 @@ def build_bundle(
     progress(
         f"bundle: {out} ({len(report.files)} files, {report.total_size / 1e6:.1f} MB; "
         f"wheels {_wheel_bytes(report) / 1e3:.0f} kB; "
-        f"{'downloaded ' + str(len(downloaded)) if downloaded else 'all from the cache'}; "
+        f"{'downloaded ' + str(len(downloaded)) if downloaded else 'nothing downloaded'}; "
         f"{report.seconds:.1f} s)"
     )
     return report
