@@ -439,7 +439,7 @@ def eval_runs(p: Any, bundle: Path, sets: tuple[str, ...] = EVAL_SETS) -> None:
             print(f"\n{name} ({seconds:.0f} s):")
             print(f"  total: {json.dumps(report['total'])}")
             for case in report["cases"]:
-                got = [s["reply"] for s in case["steps"]] or case.get("error")
+                got = case.get("error") or case.get("trajectory") or case["steps"]
                 print(
                     f"  {case['name']}: tool {case['toolChoice']}, args {case['argumentsExact']},"
                     f" {case['durationMs'] / 1000:.0f} s: {json.dumps(got)[:160]}"
