@@ -602,6 +602,22 @@ def test_a_reply_that_is_not_json_is_a_bad_reply() -> None:
     assert info.value.code == "bad-reply"
 
 
+@pytest.mark.parametrize("completion", [255, 256, 300, None])
+def test_a_reply_cut_at_its_token_limit_says_so(completion: int | None) -> None:
+    engine = FakeEngine()
+    cut = '{"tool":"find_items","arguments":{"query":"rye rye rye rye'
+
+    async def chat(_request: Any, _options: Any) -> Any:
+        return {"text": cut, "usage": {"prompt_tokens": 90, "completion_tokens": completion}}
+
+    engine.chat = chat  # type: ignore[method-assign]
+    with pytest.raises(SiteAgentError) as info:
+        run(local_model("/m.gguf", engine=engine, max_reply_tokens=256).respond(request()))
+    assert info.value.code == "bad-reply" and cut[:40] in info.value.message
+    limited = "reached its limit of 256 tokens (max_reply_tokens)" in info.value.message
+    assert limited == (completion is not None and completion >= 256)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [

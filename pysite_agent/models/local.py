@@ -571,7 +571,8 @@ class LocalModel:
                         self.last_usage[key] = timings[name]
             if isinstance(prompt_tokens, int | float) and prompt_tokens > 0:
                 self._chars_per_token = max(1.0, prompt_chars / float(prompt_tokens))
-            return _parse(result.get("text"))
+            full = isinstance(completion, int) and completion >= self.max_reply_tokens
+            return _parse(result.get("text"), self.max_reply_tokens if full else None)
         raise SiteAgentError("model-error", "The site's model could not answer.")  # unreachable
 
     async def _chat(
@@ -619,13 +620,21 @@ class LocalModel:
         return dict(value)
 
 
-def _parse(text: Any) -> dict[str, Any]:
+def _parse(text: Any, limit: int | None = None) -> dict[str, Any]:
+    """The reply ``text`` as protocol v1's reply; ``limit``: the reply took all of its
+    ``max_reply_tokens`` (the engine stopped it there), said in the error if it is cut."""
     if not isinstance(text, str):
         raise SiteAgentError("bad-reply", "The site's model returned no text.")
     try:
         # Strict and depth-bounded; NaN in a tool's arguments becomes an invalid call.
         value = load_reply_text(text)
     except ValueError as exc:
+        if limit is not None:
+            raise SiteAgentError(
+                "bad-reply",
+                f"The site's model's reply reached its limit of {limit} tokens "
+                f"(max_reply_tokens) before its JSON ended ({exc}): {text[:200]!r}",
+            ) from None
         raise SiteAgentError(
             "bad-reply",
             f"The site's model replied with text that is not JSON data ({exc}): {text[:200]!r}",
