@@ -629,15 +629,11 @@ def _parse(text: Any, limit: int | None = None) -> dict[str, Any]:
         # Strict and depth-bounded; NaN in a tool's arguments becomes an invalid call.
         value = load_reply_text(text)
     except ValueError as exc:
+        what = " replied with text that is not JSON data"
         if limit is not None:
-            raise SiteAgentError(
-                "bad-reply",
-                f"The site's model's reply reached its limit of {limit} tokens "
-                f"(max_reply_tokens) before its JSON ended ({exc}): {text[:200]!r}",
-            ) from None
+            what = f"'s reply reached its limit of {limit} tokens (max_reply_tokens)"
         raise SiteAgentError(
-            "bad-reply",
-            f"The site's model replied with text that is not JSON data ({exc}): {text[:200]!r}",
+            "bad-reply", f"The site's model{what} ({exc}): {text[:200]!r}"
         ) from None
     return dict(parse_reply(to_protocol(value)))
 
