@@ -31,8 +31,9 @@ from pysite_agent.core.errors import SiteAgentError
 from pysite_agent.core.signals import AbortController, AbortedError
 from pysite_agent.core.types import ModelRequest
 from pysite_agent.core.wire import tool_call_message, tool_result_message, user_message
-from pysite_agent.models.local import LocalModel, local_model
+from pysite_agent.models.local import REPEAT_PENALTY, LocalModel, local_model
 from pysite_agent.models.local_grammar import reply_grammar
+from pysite_agent.models.local_grounding import said
 from pysite_agent.models.local_schema import (
     DROPPED_KEYWORDS,
     REPLY_FORMAT,
@@ -171,7 +172,10 @@ SHOP_TOOLS = [
 ]
 
 
-def request(text: str = "add two mugs to my cart", **more: Any) -> ModelRequest:
+FIRST = "add two mugs to my cart"
+
+
+def request(text: str = FIRST, **more: Any) -> ModelRequest:
     return ModelRequest(
         instructions="You help on a shop.",
         messages=[user_message(text)],
@@ -381,9 +385,14 @@ def test_a_step_loads_once_sends_the_schema_and_parses_the_tool_call() -> None:
     assert "add_to_cart(product: string, quantity: integer)" in prompt
     assert "Visitor: add two mugs to my cart" in prompt
     assert prompt.endswith(REPLY_FORMAT)
-    assert sent["grammar"] == reply_grammar(reply_schema(SHOP_TOOLS))
+    # the visitor named add_to_cart only; its arguments are grounded in their words
+    assert sent["grammar"] == LocalModel.constraint(SHOP_TOOLS, 0, [user_message(FIRST)])["grammar"]
+    assert sent["grammar"] == reply_grammar(
+        reply_schema(SHOP_TOOLS[:1]), said([user_message(FIRST)])
+    )
     assert "response_format" not in sent
     assert sent["temperature"] == 0.0 and sent["max_tokens"] == 256
+    assert sent["repeat_penalty"] == REPEAT_PENALTY
     assert model.last_usage["promptTokens"] > 0 and model.last_usage["completionTokens"] > 0
     assert model.engine_info["loadMs"] == 4000
 
@@ -398,7 +407,7 @@ def test_answers_stream_and_tool_call_json_never_does() -> None:
     assert reply == {"type": "answer", "text": 'Mugs cost "8" EUR.'}
     assert len(pieces) > 2 and "".join(pieces) == 'Mugs cost "8" EUR.'
     pieces.clear()
-    run(model.respond(request("find", on_text=pieces.append)))
+    run(model.respond(request("find a mug", on_text=pieces.append)))
     assert pieces == []
 
 
@@ -438,7 +447,7 @@ def test_not_downloaded_means_download_required_and_prepare_downloads_with_progr
     assert seen == [0.25, 0.5, 0.75, 1.0]
     assert run(model.availability()) == "available"
     assert model.stored_bytes == 98_000_000
-    assert run(model.respond(request())) == call("search_products", query="mug")
+    assert run(model.respond(request("search for a mug"))) == call("search_products", query="mug")
     run(model.prepare(seen.append))  # already kept: nothing downloads
     assert engine.downloads == 1 and seen[-1] == 1.0
 
@@ -506,10 +515,11 @@ def test_a_schema_llama_cpp_refuses_is_asked_again_with_object_arguments() -> No
     sent = [
         r.get("grammar") or r["response_format"]["json_schema"]["schema"] for r in engine.requests
     ]
+    named = SHOP_TOOLS[:1]  # the visitor's words name add_to_cart, at every level
     assert sent == [
-        reply_grammar(reply_schema(SHOP_TOOLS)),
-        reply_schema(SHOP_TOOLS),
-        coarse_reply_schema(SHOP_TOOLS),
+        reply_grammar(reply_schema(named), said([user_message(FIRST)])),
+        reply_schema(named),
+        coarse_reply_schema(named),
     ]
 
 
@@ -555,7 +565,7 @@ def test_the_built_in_rules_are_sent_short_and_the_sites_instructions_whole() ->
     full = build_instructions("You help visitors of Mugshot Supply Co.")
     run(
         local_model("/m.gguf", engine=engine).respond(
-            ModelRequest(full, [user_message("x")], SHOP_TOOLS)
+            ModelRequest(full, [user_message("a mug")], SHOP_TOOLS)
         )
     )
     system = engine.requests[0]["messages"][0]["content"]
@@ -669,13 +679,16 @@ def test_the_gateway_still_asks_and_refuses_what_the_simplified_schema_let_throu
 
     model = local_model("/m.gguf", engine=engine)
     agent = sa.create_site_agent(model=model, tools=tools, confirm=confirm)
-    events, result = run(ask(agent, "add two mugs to my cart"))
+    events, result = run(ask(agent, "add two mugs to my cart, the 123 one"))
     assert result.status == "answered"
     assert cart == {"mug": 2}
     assert asked == ["add_to_cart"]  # once: the invalid call never reached the card
     refused = next(e.to_json() for e in events if e.type == "tool-result")
     assert refused["isError"] is True
-    assert '"\\"quantity\\":" integer' in engine.requests[0]["grammar"]
+    grammar = engine.requests[0]["grammar"]  # quantity: the numbers said, in range
+    for quantity, allowed in ((2, True), (123, True), (1, True), (0, False), (3, False)):
+        text = '{"tool":"add_to_cart","arguments":{"product":"mug","quantity":' + f"{quantity}}}}}"
+        assert gbnf.allows(grammar, text) is allowed, quantity
     definitions = [{"name": "add_to_cart", "inputSchema": schema}]
     fallback = LocalModel.constraint(definitions, 1)["response_format"]["json_schema"]
     quantity = fallback["schema"]["anyOf"][1]["properties"]["arguments"]["properties"]["quantity"]
@@ -750,7 +763,12 @@ def test_prompt_fraction_of_anything_is_none_or_a_fraction(value: Any) -> None:
 
 
 def test_warm_reads_the_fixed_prefix_once_and_a_step_starts_with_it_byte_for_byte() -> None:
-    engine = FakeEngine([call("add_to_cart", product="mug", quantity=2)] * 2)
+    engine = FakeEngine(
+        [
+            call("add_to_cart", product="mug", quantity=2),
+            call("add_to_cart", product="tote bag", quantity=1),
+        ]
+    )
     model = local_model("/models/m.gguf", sha256=SHA, engine=engine)
     assert run(model.warm("You help on a shop.", SHOP_TOOLS)) is True
     system, prefix = model.prefix("You help on a shop.", SHOP_TOOLS)

@@ -58,20 +58,43 @@ def call_text(name: str, arguments: Any) -> str:
 
 
 def key_orders(value: Any) -> Iterator[Any]:
-    """``value`` with its objects' keys in every order (a few per level): the grammar writes
-    keys in one order, and a JSON object's order carries nothing."""
+    """``value`` with its objects' keys in every order (up to six per inner object): the
+    grammar writes keys in one order, and a JSON object's order carries nothing."""
     if isinstance(value, dict):
         items = list(value.items())
-        inner = [list(itertools.islice(key_orders(v), 4)) for _, v in items]
-        for order in itertools.permutations(range(len(items))):
-            for combo in itertools.product(*(inner[i] for i in order)):
-                yield {items[i][0]: v for i, v in zip(order, combo, strict=True)}
+        inner = [list(itertools.islice(key_orders(v), 6)) for _, v in items]
+        # every order of this level's keys first (the inner values as they are), then the
+        # inner values' other orders: the grammar's order of the top keys comes early
+        for combo in itertools.product(*inner):
+            for order in itertools.permutations(range(len(items))):
+                yield {items[i][0]: combo[i] for i in order}
     elif isinstance(value, list):
-        inner = [list(itertools.islice(key_orders(v), 4)) for v in value]
+        inner = [list(itertools.islice(key_orders(v), 6)) for v in value]
         for combo in itertools.product(*inner):
             yield list(combo)
     else:
         yield value
+
+
+def enum_spelling(value: Any, schema: Any) -> Any:
+    """``value`` with each part that a ``const`` or an ``enum`` of ``schema`` fixes replaced by
+    that member itself (equal as JSON, its keys in the member's order, which the grammar
+    spells); the other parts as they are."""
+    if not isinstance(schema, dict):
+        return value
+    members = [schema["const"]] if "const" in schema else schema.get("enum")
+    if isinstance(members, list):
+        for member in members:
+            if json.dumps(member, sort_keys=True) == json.dumps(value, sort_keys=True):
+                return member
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        props = schema["properties"]
+        value = {k: enum_spelling(v, props.get(k)) for k, v in value.items()}
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        value = [enum_spelling(v, schema["items"]) for v in value]
+    for branch in schema.get("anyOf") or []:
+        value = enum_spelling(value, branch)
+    return value
 
 
 def outside_strings(text: str) -> str:
@@ -137,7 +160,7 @@ def test_every_value_a_tool_schema_accepts_can_be_written(schema: Any, data: st.
     assert json.loads(text) == {"tool": "t", "arguments": json.loads(json.dumps(value))}
     allowed = [
         call_text("t", v)
-        for v in itertools.islice(key_orders(value), 200)
+        for v in itertools.islice(key_orders(enum_spelling(value, arguments_schema)), 200)
         if gbnf.allows(grammar, call_text("t", v))
     ]
     assert allowed, (text, grammar)

@@ -77,17 +77,15 @@ from pysite_agent.core.history import Trim
 from pysite_agent.core.instructions import BUILT_IN_INSTRUCTIONS
 from pysite_agent.core.signals import AbortedError, AbortSignal
 from pysite_agent.core.types import Availability, ModelRequest
-from pysite_agent.core.wire import load_reply_text, parse_reply, user_message
-from pysite_agent.models.chrome.prompt import REPLY_FORMAT as CHROME_REPLY_FORMAT
+from pysite_agent.core.wire import user_message
 from pysite_agent.models.chrome.prompt import build_prompt
-from pysite_agent.models.local_grammar import reply_grammar
 from pysite_agent.models.local_schema import (
     REPLY_FORMAT,
     LocalAnswerStream,
-    coarse_reply_schema,
-    reply_schema,
-    to_protocol,
+    reply_constraint,
 )
+from pysite_agent.models.local_schema import local_prompt as _local_prompt
+from pysite_agent.models.local_schema import read_reply as _parse
 from pysite_agent.models.local_warm import MARK, Warmer, prompt_fraction
 
 __all__ = ["REPLY_FORMAT", "LocalModel", "local_model"]
@@ -102,6 +100,11 @@ RULES = (
 same in about four times the tokens, and on a CPU every prompt token costs time (the first
 step's whole prompt is processed; later steps reuse its start). The rules themselves are the
 gateway's, whatever the prompt says (README, "The safety rules")."""
+
+REPEAT_PENALTY = 1.1
+"""llama.cpp's ``repeat_penalty`` for every step (its long-standing default, over the last 64
+tokens): greedy decoding of a small model otherwise repeats itself, an answer's phrase or a
+list's item, until the reply's token limit (measured: docs/local-model.md)."""
 
 MIN_PROMPT_CHARS = 1000
 """``max_prompt_chars`` must be at least this (room for the tools and the reply format), as for
@@ -182,6 +185,8 @@ class LocalModel:
         context_tokens: int = 2048,
         max_reply_tokens: int = 256,
         temperature: float = 0.0,
+        match_tools: bool = True,
+        ground_arguments: bool = True,
     ) -> None:
         if not isinstance(url, str) or not url.strip():
             raise ValueError("local_model(url): url must be the model file's URL")
@@ -207,6 +212,8 @@ class LocalModel:
         if isinstance(temperature, bool) or not isinstance(temperature, int | float):
             raise ValueError("temperature must be a number")
         self.temperature = float(temperature)
+        self.match_tools = bool(match_tools)
+        self.ground_arguments = bool(ground_arguments)
         self.last_usage: dict[str, Any] = {}
         self.last_cut: list[str] = []
         self.download_bytes: int | None = size
@@ -376,24 +383,23 @@ class LocalModel:
             **constraint,
             "max_tokens": self.max_reply_tokens,
             "temperature": self.temperature,
+            "repeat_penalty": REPEAT_PENALTY,
         }
 
     @staticmethod
-    def constraint(tools: Sequence[Mapping[str, Any]], level: int = 0) -> dict[str, Any]:
-        """The request's decoding constraint for ``tools``, from the tightest spelling down:
-        0, ``{"grammar": GBNF}`` (:func:`~pysite_agent.models.local_grammar.reply_grammar`: the
-        compact JSON only); 1, ``{"response_format": json_schema}`` (llama.cpp's converter,
-        white space allowed); 2, the same with each tool's arguments only an object
-        (:func:`~pysite_agent.models.local_schema.coarse_reply_schema`)."""
-        if level == 0:
-            return {"grammar": reply_grammar(reply_schema(tools))}
-        schema = reply_schema(tools) if level == 1 else coarse_reply_schema(tools)
-        return {
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": "reply", "strict": True, "schema": schema},
-            }
-        }
+    def constraint(
+        tools: Sequence[Mapping[str, Any]],
+        level: int = 0,
+        messages: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        match_tools: bool = True,
+        ground_arguments: bool = True,
+    ) -> dict[str, Any]:
+        """The step's decoding constraint
+        (:func:`~pysite_agent.models.local_schema.reply_constraint`)."""
+        return reply_constraint(
+            tools, level, messages, match_tools=match_tools, ground_arguments=ground_arguments
+        )
 
     def prefix(self, instructions: str, tools: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
         """The fixed start of every step's prompt: the system message (the rules and the
@@ -535,7 +541,13 @@ class LocalModel:
             self.last_cut = list(notes)
             if level == 2:
                 self.last_cut.append("argument schemas simplified to objects for the grammar")
-            constraint = self.constraint(request.tools, level)
+            constraint = self.constraint(
+                request.tools,
+                level,
+                request.messages,
+                match_tools=self.match_tools,
+                ground_arguments=self.ground_arguments,
+            )
             try:
                 result = await self._chat(engine, request, text, constraint, link)
             except Exception as exc:
@@ -620,32 +632,6 @@ class LocalModel:
         return dict(value)
 
 
-def _parse(text: Any, limit: int | None = None) -> dict[str, Any]:
-    """The reply ``text`` as protocol v1's reply; ``limit``: the reply took all of its
-    ``max_reply_tokens`` (the engine stopped it there), said in the error if it is cut."""
-    if not isinstance(text, str):
-        raise SiteAgentError("bad-reply", "The site's model returned no text.")
-    try:
-        # Strict and depth-bounded; NaN in a tool's arguments becomes an invalid call.
-        value = load_reply_text(text)
-    except ValueError as exc:
-        what = " replied with text that is not JSON data"
-        if limit is not None:
-            what = f"'s reply reached its limit of {limit} tokens (max_reply_tokens)"
-        raise SiteAgentError(
-            "bad-reply", f"The site's model{what} ({exc}): {text[:200]!r}"
-        ) from None
-    return dict(parse_reply(to_protocol(value)))
-
-
-def _local_prompt(text: str) -> str:
-    """Chrome's prompt (:func:`build_prompt`) with its closing line, the reply format, in this
-    model's shorter format (:data:`REPLY_FORMAT`)."""
-    if text.endswith(CHROME_REPLY_FORMAT):
-        return text[: -len(CHROME_REPLY_FORMAT)] + REPLY_FORMAT
-    return text
-
-
 def _mapped(exc: BaseException, signal: AbortSignal | None, what: str) -> BaseException:
     if ffi.error_name(exc) == "AbortError" and signal is not None and signal.aborted:
         return AbortedError(signal.reason)
@@ -664,6 +650,8 @@ def local_model(
     context_tokens: int = 2048,
     max_reply_tokens: int = 256,
     temperature: float = 0.0,
+    match_tools: bool = True,
+    ground_arguments: bool = True,
 ) -> LocalModel:
     """A GGUF model the site hosts, run in the visitor's browser (``@wllama/wllama``).
 
@@ -680,6 +668,11 @@ def local_model(
         context_tokens: the context window in tokens (default 2048).
         max_reply_tokens: the most tokens per reply (default 256).
         temperature: sampling temperature (default 0: the most likely token, reproducible).
+        match_tools: let a reply call only the tools the visitor's latest message names
+            (:mod:`~pysite_agent.models.local_match`; default on: a small model picks a tool
+            by its place in the list, not by the visitor's words).
+        ground_arguments: let a tool's arguments be only values the visitor or a tool's
+            result gave (:mod:`~pysite_agent.models.local_grounding`; default on).
 
     Raises:
         ValueError: an empty ``url``, a ``sha256`` that is not 64 hex digits, a non-positive
@@ -697,4 +690,6 @@ def local_model(
         context_tokens=context_tokens,
         max_reply_tokens=max_reply_tokens,
         temperature=temperature,
+        match_tools=match_tools,
+        ground_arguments=ground_arguments,
     )

@@ -28,13 +28,19 @@ there (the model sees why), never run.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "PRIMITIVES", "compact_json", "literal", "reply_grammar"]
+from pysite_agent.models.local_grounding import MAX_ITEMS, Said
+
+__all__ = ["MAX_DEPTH", "MAX_REPEAT", "PRIMITIVES", "compact_json", "literal", "reply_grammar"]
 
 MAX_DEPTH = 24
 """Schema levels translated; deeper parts of a schema allow any JSON value."""
+
+MAX_REPEAT = 32
+"""``minItems``/``maxItems`` up to this are written as a bounded repetition (llama.cpp's
+``{m,n}``, which it expands into rules); a larger bound is left to the schema."""
 
 PRIMITIVES: dict[str, str] = {
     "value": "object | array | string | number | boolean | null",
@@ -119,10 +125,12 @@ def _integral(value: Any) -> Any:
 
 
 class _Writer:
-    def __init__(self) -> None:
+    def __init__(self, said: Said | None = None) -> None:
         self.rules: dict[str, str] = {}
         self._named: dict[str, str] = {}
         self._used: set[str] = set()
+        self._said = said
+        self._grounding = False  # inside a tool's arguments, with something said
 
     def use(self, name: str) -> str:
         if name not in self._used:
@@ -154,6 +162,8 @@ class _Writer:
             return self._literal_value(node["const"])
         enum = node.get("enum")
         if isinstance(enum, list) and enum:
+            if self._grounding and self._said is not None:
+                enum = self._said.enum_values(enum) or enum
             choices = [self._literal_value(v) for v in enum]
             return self.name(" | ".join(dict.fromkeys(choices)))
         kind = node.get("type")
@@ -191,16 +201,65 @@ class _Writer:
         if kind == "object":
             return self._object(node, depth)
         if kind == "array":
-            items = node.get("items")
-            if "prefixItems" in node or items is None or items is True:
-                return self.use("array")
-            item = self.schema(items, depth + 1) if items is not False else None
-            if item is None:
-                return '"[]"'
-            return self.name(f'"[" ( {item} ( "," {item} )* )? "]"')
+            return self._array(node, depth)
+        said = self._said if self._grounding else None
+        if said is not None and kind in ("integer", "number"):
+            numbers = said.numbers_for(node, kind)
+            if numbers:
+                return self.name(" | ".join(literal(compact_json(n)) for n in numbers))
+        if said is not None and kind == "string" and "format" not in node and "pattern" not in node:
+            spans = said.spans_for(node)
+            if spans:
+                return self._spans(spans)
         if kind == "number":
             return self.use("number")
         return self.use(kind)
+
+    def _array(self, node: Mapping[str, Any], depth: int) -> str:
+        items = node.get("items")
+        if "prefixItems" in node or items is None or items is True:
+            return self.use("array")
+        item = self.schema(items, depth + 1) if items is not False else None
+        if item is None:
+            return '"[]"'
+        low = _count(node.get("minItems")) or 0
+        high = _count(node.get("maxItems"))
+        if self._grounding and (high is None or high > MAX_ITEMS):
+            high = max(low, MAX_ITEMS)
+        if low > MAX_REPEAT or (high is not None and (high > MAX_REPEAT or high < low)):
+            low, high = 0, None  # left to the schema (and the gateway)
+        if high == 0:
+            return '"[]"'
+        more = f'( "," {item} )' + ("*" if high is None else f"{{{max(0, low - 1)},{high - 1}}}")
+        if low >= 1:
+            return self.name(f'"[" {item} {more} "]"')
+        return self.name(f'"[" ( {item} {more} )? "]"')
+
+    def _spans(self, spans: Sequence[str]) -> str:
+        """A string rule allowing exactly ``spans`` (each in its compact JSON spelling),
+        written as a trie so that the engine follows one branch per shared start."""
+        trie: dict[str, Any] = {}
+        for span in spans:
+            node = trie
+            for ch in compact_json(span)[1:-1]:
+                node = node.setdefault(ch, {})
+            node[""] = {}
+        body = self._trie(trie)
+        return self.name(f'"\\"" {body} "\\""' if body else '"\\"\\""')
+
+    def _trie(self, node: Mapping[str, Any]) -> str:
+        branches = []
+        for ch in sorted(k for k in node if k):
+            label, child = ch, node[ch]
+            while len(child) == 1 and "" not in child:  # one way on: one literal
+                ((key, child),) = child.items()
+                label += key
+            rest = self._trie(child) if any(child) else ""
+            branches.append(f"{literal(label)} {rest}".strip())
+        if not branches:
+            return ""
+        rule = self.name(" | ".join(branches))
+        return f"{rule}?" if "" in node else rule
 
     def _object(self, node: Mapping[str, Any], depth: int) -> str:
         props = node.get("properties")
@@ -216,7 +275,14 @@ class _Writer:
 
         def pair(key: str) -> str:
             value = props.get(key, extra_schema)
-            value_rule = self.schema(value, depth + 1) if value is not False else self.use("value")
+            ground = depth <= 1 and key == "arguments" and "tool" in props and self._said
+            before, self._grounding = self._grounding, bool(ground) or self._grounding
+            try:
+                value_rule = (
+                    self.schema(value, depth + 1) if value is not False else self.use("value")
+                )
+            finally:
+                self._grounding = before
             return self.name(f"{literal(compact_json(key) + ':')} {value_rule}")
 
         must = [k for k in props if k in required] + [k for k in required if k not in props]
@@ -240,13 +306,19 @@ class _Writer:
         return self.name(f'"{{" ( {" | ".join(starts)} )? "}}"')
 
 
-def reply_grammar(schema: Mapping[str, Any]) -> str:
+def _count(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def reply_grammar(schema: Mapping[str, Any], said: Said | None = None) -> str:
     """``schema`` (a reply schema, :func:`pysite_agent.models.local_schema.reply_schema`: an
     ``anyOf`` of object branches) as GBNF text whose ``root`` rule allows each value the schema
     accepts in its compact JSON spelling, and nothing with white space outside strings. The
     text is ASCII, one rule per line, the same for the same schema (so a prompt cache and a
     test can compare it). Never raises for JSON data; see the module docstring for what is
     translated."""
-    writer = _Writer()
+    writer = _Writer(said if said is not None and (said.spans or said.numbers) else None)
     writer.rules["root"] = writer.schema(schema, 0)
     return writer.text()

@@ -30,7 +30,8 @@ possible:
   ``unevaluatedItems``, ``contains``, ``minContains``/``maxContains``, ``uniqueItems``,
   ``multipleOf``, ``minProperties``/``maxProperties``, ranges on non-integer numbers, other
   ``format`` values, an unanchored ``pattern``, and annotations (``description``, ``title``,
-  ``examples``, ``default``, ``deprecated``, ``readOnly``, ``writeOnly``);
+  ``examples``, ``deprecated``, ``readOnly``, ``writeOnly``; ``default`` stays: grounded
+  arguments offer it, :mod:`pysite_agent.models.local_grounding`);
 - an object schema with ``properties`` and no ``additionalProperties`` (and no ``allOf`` in
   or around it) gets
   ``additionalProperties: false``: the model writes only the declared arguments (a tool's
@@ -48,8 +49,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pysite_agent.core.errors import SiteAgentError
+from pysite_agent.core.wire import load_reply_text, parse_reply
+from pysite_agent.models.chrome.prompt import REPLY_FORMAT as CHROME_REPLY_FORMAT
 from pysite_agent.models.chrome.schema import constraint_schema
 from pysite_agent.models.chrome.stream import AnswerStream
+from pysite_agent.models.local_grammar import reply_grammar
+from pysite_agent.models.local_grounding import said
+from pysite_agent.models.local_match import shortlist
 
 __all__ = [
     "DROPPED_KEYWORDS",
@@ -57,6 +64,9 @@ __all__ = [
     "LocalAnswerStream",
     "coarse_reply_schema",
     "grammar_schema",
+    "local_prompt",
+    "read_reply",
+    "reply_constraint",
     "reply_schema",
     "to_protocol",
 ]
@@ -93,7 +103,6 @@ DROPPED_KEYWORDS = frozenset(
         "description",
         "title",
         "examples",
-        "default",
         "deprecated",
         "readOnly",
         "writeOnly",
@@ -213,6 +222,41 @@ def coarse_reply_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return reply_schema(coarse)
 
 
+def reply_constraint(
+    tools: Sequence[Mapping[str, Any]],
+    level: int = 0,
+    messages: Sequence[Mapping[str, Any]] | None = None,
+    *,
+    match_tools: bool = True,
+    ground_arguments: bool = True,
+) -> dict[str, Any]:
+    """A step's decoding constraint for ``tools``, from the tightest spelling down: level 0,
+    ``{"grammar": GBNF}`` (:func:`~pysite_agent.models.local_grammar.reply_grammar`: the
+    compact JSON only); 1, ``{"response_format": json_schema}`` (llama.cpp's converter, white
+    space allowed); 2, the same with each tool's arguments only an object
+    (:func:`coarse_reply_schema`).
+
+    With the conversation's ``messages``, the reply may call only the tools the visitor's
+    latest message names (``match_tools``: :func:`~pysite_agent.models.local_match.shortlist`;
+    none when it names nothing: an answer), and at level 0 the arguments are grounded in what
+    the visitor and the tools' results said (``ground_arguments``:
+    :mod:`~pysite_agent.models.local_grounding`). Without ``messages``, every tool, ungrounded.
+    """
+    if messages is not None and match_tools:
+        names = set(shortlist(messages, tools).names)
+        tools = [t for t in tools if t.get("name") in names]
+    if level == 0:
+        heard = said(messages) if messages is not None and ground_arguments else None
+        return {"grammar": reply_grammar(reply_schema(tools), heard)}
+    schema = reply_schema(tools) if level == 1 else coarse_reply_schema(tools)
+    return {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "strict": True, "schema": schema},
+        }
+    }
+
+
 def to_protocol(value: Any) -> Any:
     """A reply in :data:`REPLY_FORMAT` as protocol v1's reply: ``{"tool": N, "arguments": A}``
     -> ``{"type": "tool", "name": N, "arguments": A}`` and ``{"answer": T}`` -> ``{"type":
@@ -229,6 +273,42 @@ def to_protocol(value: Any) -> Any:
     return value
 
 
+def read_reply(text: Any, limit: int | None = None) -> dict[str, Any]:
+    """The reply ``text`` as protocol v1's reply; ``limit``: the reply took all of its
+    ``max_reply_tokens`` (the engine stopped it there), said in the error if it is cut. An
+    answer cut there is kept as far as it was written, ending in "…" (it does nothing, and
+    the visitor sees what the model wrote); a cut tool call is a ``bad-reply``: it never runs.
+
+    Raises:
+        SiteAgentError: ``bad-reply`` for anything else that is not a reply.
+    """
+    if not isinstance(text, str):
+        raise SiteAgentError("bad-reply", "The site's model returned no text.")
+    try:
+        # Strict and depth-bounded; NaN in a tool's arguments becomes an invalid call.
+        value = load_reply_text(text)
+    except ValueError as exc:
+        what = " replied with text that is not JSON data"
+        if limit is not None:
+            what = f"'s reply reached its limit of {limit} tokens (max_reply_tokens)"
+            stream = LocalAnswerStream()
+            written = stream.feed(text)
+            if stream.answering and written.strip():
+                return {"type": "answer", "text": written.rstrip() + "…"}
+        raise SiteAgentError(
+            "bad-reply", f"The site's model{what} ({exc}): {text[:200]!r}"
+        ) from None
+    return dict(parse_reply(to_protocol(value)))
+
+
+def local_prompt(text: str) -> str:
+    """Chrome's prompt (:func:`build_prompt`) with its closing line, the reply format, in this
+    model's shorter format (:data:`REPLY_FORMAT`)."""
+    if text.endswith(CHROME_REPLY_FORMAT):
+        return text[: -len(CHROME_REPLY_FORMAT)] + REPLY_FORMAT
+    return text
+
+
 _LOCAL_HEAD = re.compile(r'\s*\{\s*"answer"\s*:\s*"')
 _LOCAL_TEMPLATE = '{"answer":"'
 
@@ -243,6 +323,11 @@ class LocalAnswerStream:
         self._raw = ""
         self._inner: AnswerStream | None = None
         self._refused = False
+
+    @property
+    def answering(self) -> bool:
+        """Whether the reply so far is known to be an answer."""
+        return self._inner is not None
 
     def feed(self, chunk: str) -> str:
         """The newly decoded answer characters in ``chunk`` ("" when there are none)."""

@@ -36,6 +36,7 @@ import gbnf
 
 from pysite_agent.bundle import build_bundle
 from pysite_agent.cli.demo import DemoServer
+from pysite_agent.core.wire import user_message
 from pysite_agent.models.local import LocalModel
 
 pytestmark = pytest.mark.browser
@@ -310,10 +311,42 @@ GRAMMAR_TOOLS = [  # the shop's kind, a root anyOf, and names and constants to e
 ]
 
 
+ORDER_TOOL = {
+    "name": "order",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "count": {"type": "integer"}},
+                    "required": ["name", "count"],
+                },
+            },
+            "day": {"enum": ["today", "tomorrow"]},
+        },
+        "required": ["items", "day"],
+    },
+}
+GROUNDED = [  # grammars grounded in what was said: tries of spans, numbers, bounded arrays
+    (GRAMMAR_TOOLS[0], [user_message("add two mugs to my cart")]),
+    ([ORDER_TOOL], [user_message("Order two baguettes for tomorrow, and a pain au chocolat!")]),
+    (
+        GRAMMAR_TOOLS[0],
+        [user_message('add 3 \ud800 ⟦cafés⟧ \u202e«naïve» \\ "quoted" mugs to my cart')],
+    ),
+]
+
+
 def test_the_engine_reads_the_grammar_and_writes_no_white_space(shop: Shop) -> None:
     """llama.cpp itself reads each grammar (a grammar it cannot read is an error, not a reply)
-    and writes within it: no white space outside strings, a reply the grammar allows."""
+    and writes within it: no white space outside strings, a reply the grammar allows. The
+    grounded grammars too (tries of the visitor's words, the numbers said, a bounded list),
+    with the repetition penalty every step sends."""
     grammars = [LocalModel.constraint(tools)["grammar"] for tools in GRAMMAR_TOOLS]
+    grammars += [LocalModel.constraint(tools, 0, said)["grammar"] for tools, said in GROUNDED]
     replies = shop.page.evaluate(
         """async ([path, grammars]) => {
             const { createLocalEngine } = await import('/web/runtime/local-model.js');
@@ -324,6 +357,7 @@ def test_the_engine_reads_the_grammar_and_writes_no_white_space(shop: Shop) -> N
             for (const grammar of grammars) {
                 try {
                     const reply = await engine.chat({ grammar, max_tokens: 40, temperature: 0,
+                        repeat_penalty: 1.1,
                         messages: [{ role: 'user', content: 'Call the tool.' }] });
                     out.push({ text: reply.text, tokens: reply.usage?.completion_tokens });
                 } catch (e) {

@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def suite_files(tests_dir: Path) -> dict[str, str]:
-    """Relative path (as seen in Pyodide) -> text, for the modules to run and their helpers."""
+    """Relative path (as seen in Pyodide) -> text, for the modules to run and their helpers,
+    and the example eval sets."""
     files: dict[str, str] = {}
     for pattern in SUITE_GLOBS:
         for path in sorted(tests_dir.glob(pattern)):
@@ -43,6 +44,8 @@ def suite_files(tests_dir: Path) -> dict[str, str]:
             files[f"tests/{path.name}"] = path.read_text(encoding="utf-8")
     pyproject = ROOT / "pyproject.toml"
     files["pyproject.toml"] = pyproject.read_text(encoding="utf-8")
+    for path in sorted((ROOT / "examples").glob("*evals.json")):  # the eval sets some read
+        files[f"examples/{path.name}"] = path.read_text(encoding="utf-8")
     return files
 
 
