@@ -67,10 +67,8 @@ from pysite_agent.bundle import (  # noqa: E402
 from pysite_agent.cli.demo import DemoServer  # noqa: E402
 from pysite_agent.core.instructions import build_instructions  # noqa: E402
 from pysite_agent.core.wire import user_message  # noqa: E402
-from pysite_agent.models.chrome import REPLY_FORMAT as CHROME_REPLY_FORMAT  # noqa: E402
 from pysite_agent.models.chrome import build_prompt  # noqa: E402
-from pysite_agent.models.local import LocalModel  # noqa: E402
-from pysite_agent.models.local_schema import REPLY_FORMAT  # noqa: E402
+from pysite_agent.models.local import LAYOUT, LocalModel  # noqa: E402
 
 BUNDLE = ROOT / "dist" / "local-model-bench"
 BUNDLED_TYPE = _pins.DEFAULT_LOCAL_MODEL_TYPE  # what `bundle --with-local-model` ships
@@ -91,12 +89,10 @@ def shop_prompt() -> tuple[list[dict[str, Any]], dict[str, Any]]:
             "You help visitors of a shop. Products: mug, red mug, tote bag, t-shirt."
         )
     )
-    text, _ = build_prompt(
-        [user_message("add two mugs to my cart")], tools, max_history=6, max_prompt_chars=3000
-    )
-    text = text.replace(CHROME_REPLY_FORMAT, REPLY_FORMAT)  # as LocalModel closes it
+    asked = [user_message("add two mugs to my cart")]
+    text, _ = build_prompt(asked, tools, max_history=6, max_prompt_chars=3000, layout=LAYOUT)
     messages = [{"role": "system", "content": instructions}, {"role": "user", "content": text}]
-    return messages, LocalModel.constraint(tools)
+    return messages, LocalModel.constraint(tools, 0, asked)
 
 
 ENGINE_RUN = """async ([model, sha, threads, messages, constraint, download, chat]) => {
@@ -424,7 +420,14 @@ def bundle_at(ref: str) -> Path:
     return out
 
 
-EVAL_SETS = ("demo-shop-evals.json", "bakery-evals.json")
+EVAL_SETS = (
+    "demo-shop-evals.json",
+    "bakery-evals.json",
+    "library-evals.json",  # plain requests, written for the tool shortlist's measurement
+    "plans-evals.json",
+    "travel-evals.json",  # plain requests written without sight of the shortlist's code
+    "support-evals.json",
+)
 
 
 def eval_runs(p: Any, bundle: Path, sets: tuple[str, ...] = EVAL_SETS) -> None:

@@ -382,9 +382,10 @@ def test_a_step_loads_once_sends_the_schema_and_parses_the_tool_call() -> None:
     assert sent["messages"][0] == {"role": "system", "content": "You help on a shop."}
     prompt = sent["messages"][1]["content"]
     assert sent["messages"][1]["role"] == "user"
-    assert "add_to_cart(product: string, quantity: integer)" in prompt
+    assert "- add_to_cart: Add a product to the cart." in prompt  # names and descriptions
     assert "Visitor: add two mugs to my cart" in prompt
-    assert prompt.endswith(REPLY_FORMAT)
+    assert prompt.index(REPLY_FORMAT) < prompt.index("Visitor:")  # the format before it all
+    assert prompt.endswith("Visitor: add two mugs to my cart")
     # the visitor named add_to_cart only; its arguments are grounded in their words
     assert sent["grammar"] == LocalModel.constraint(SHOP_TOOLS, 0, [user_message(FIRST)])["grammar"]
     assert sent["grammar"] == reply_grammar(
@@ -777,7 +778,7 @@ def test_warm_reads_the_fixed_prefix_once_and_a_step_starts_with_it_byte_for_byt
     warm = [r["messages"] for r in engine.requests]
     assert warm[-1] == [{"role": "system", "content": system}, {"role": "user", "content": prefix}]
     assert [m[1]["content"] for m in warm] == parts  # growing pieces, the last one whole
-    assert "add_to_cart(product: string, quantity: integer)" in prefix
+    assert "- add_to_cart: Add a product to the cart." in prefix and REPLY_FORMAT in prefix
     assert prefix.endswith("\n") and "Visitor" not in prefix and "\u2063" not in prefix
     assert model.last_warm["promptTokens"] == 90 * len(parts)
     # the same prefix: nothing to do; the steps start with it, on this page and the next
@@ -874,7 +875,7 @@ def test_the_panels_status_has_the_kept_model_read_its_prefix_and_a_tool_change_
         first = engine.warms
         assert first > 0 and engine.loads == 1
         prefix = engine.requests[first - 1]["messages"][1]["content"]
-        assert "search_products(query?: string)" in prefix
+        assert "- search_products: Search the shop's products by keyword." in prefix
         result = json.loads(await controller.run("hello", 1))
         assert result["ok"] and result["value"]["status"] == "answered"
         assert engine.requests[-1]["messages"][1]["content"].startswith(prefix)
@@ -884,7 +885,7 @@ def test_the_panels_status_has_the_kept_model_read_its_prefix_and_a_tool_change_
                 break
             await asyncio.sleep(0.01)
         assert engine.warms > first
-        assert "view_cart()" in engine.requests[-1]["messages"][1]["content"]
+        assert "\n- view_cart" in engine.requests[-1]["messages"][1]["content"]
         controller.close()
 
     run(main())

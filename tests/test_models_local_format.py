@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pysite_agent.core.errors import SiteAgentError
-from pysite_agent.core.wire import parse_reply
+from pysite_agent.core.wire import parse_reply, user_message
 from pysite_agent.models.chrome import REPLY_FORMAT as CHROME_REPLY_FORMAT
-from pysite_agent.models.local import _local_prompt, _parse
+from pysite_agent.models.chrome.prompt import build_prompt
+from pysite_agent.models.local import LAYOUT, _parse
 from pysite_agent.models.local_schema import (
     REPLY_FORMAT,
     LocalAnswerStream,
@@ -98,9 +99,16 @@ def test_a_tool_call_never_streams(size: int) -> None:
     assert other.feed('{"type": "answer", "text": "hi"}') == ""
 
 
-def test_the_prompt_closes_with_the_short_format_it_describes() -> None:
-    assert _local_prompt("Tools...\n\n" + CHROME_REPLY_FORMAT) == "Tools...\n\n" + REPLY_FORMAT
-    assert _local_prompt("no format line") == "no format line"
+def test_the_prompt_gives_the_short_format_before_the_conversation_and_ends_with_it() -> None:
+    messages = [user_message("add two mugs"), user_message("and a tote bag")]
+    text, _ = build_prompt(messages, TOOLS, max_history=6, max_prompt_chars=3000, layout=LAYOUT)
+    head, _, conversation = text.partition("Conversation so far:\n")
+    assert head.endswith("\n\n" + REPLY_FORMAT + "\n\n") and CHROME_REPLY_FORMAT not in text
+    assert conversation == "Visitor: add two mugs\nVisitor: and a tote bag"  # it ends there
+    assert "\n- add_to_cart\n" in head and "(product: string" not in head  # names (no description)
+    # Chrome's own layout is unchanged
+    chrome, _ = build_prompt(messages, TOOLS, max_history=6, max_prompt_chars=3000)
+    assert chrome.endswith("\n\n" + CHROME_REPLY_FORMAT) and "add_to_cart(product" in chrome
     ok = jsonschema.Draft202012Validator(reply_schema(TOOLS))
     assert ok.is_valid({"tool": "add_to_cart", "arguments": {"product": "mug", "quantity": 2}})
     assert ok.is_valid({"answer": "..."})

@@ -74,6 +74,26 @@ def test_tools_named_about_equally_both_stay() -> None:
     assert kept == ["add_to_cart", "checkout"]
 
 
+def test_a_tool_that_ran_for_this_message_gives_way_to_the_others_named() -> None:
+    ask = user_message("Add one mug and then check out.")
+    call = tool_call_message("c1", "add_to_cart", {"product": "mug"})
+    ran = [ask, call, tool_result_message("c1", "add_to_cart", "Added.")]
+    assert shortlist(ran, SHOP).names == ["checkout"]
+    # a failed or denied call did not happen: it stays
+    failed = [ask, call, tool_result_message("c1", "add_to_cart", "No stock.", is_error=True)]
+    denied = [ask, call, tool_result_message("c1", "add_to_cart", "Denied.", denied=True)]
+    assert (
+        shortlist(failed, SHOP).names
+        == shortlist(denied, SHOP).names
+        == ["add_to_cart", "checkout"]
+    )
+    # the only tool named stays (a second mug, another product)
+    alone = [user_message("add a mug and a tote bag"), *ran[1:]]
+    assert shortlist(alone, SHOP).names == ["add_to_cart"]
+    # a new visitor message starts afresh
+    assert shortlist([*ran, user_message("add one more")], SHOP).names == ["add_to_cart"]
+
+
 def test_a_word_every_tool_has_weighs_least() -> None:
     scores = tool_scores("product reviews", SHOP)
     assert scores["get_reviews"] > scores["search_products"] > 0

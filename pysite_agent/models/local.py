@@ -34,18 +34,21 @@ context window), ``IntegrityError`` (the file's size or sha256 is not the expect
    adapter never downloads by itself, the visitor starts it with :meth:`LocalModel.prepare`
    from a click (the panel's "Download the assistant" button).
 2. The first step loads it (``load()``, a few seconds).
-3. The prompt is Chrome's constraint-path prompt (:func:`pysite_agent.models.chrome.build_prompt`:
-   the tool list with each tool's argument structure, the conversation, cut by the history
-   budget, and the reply format with its two JSON shapes, here the short ones of
-   :data:`~pysite_agent.models.local_schema.REPLY_FORMAT`: measured with SmolLM2-135M, a
-   shorter closing line made it answer in words where it called the tool with this one),
-   sent as one user message after the instructions as the system message (the built-in rules
-   in their short form, :data:`RULES`). The budget is ``max_prompt_chars`` characters, or less
+3. The prompt is Chrome's constraint-path prompt (:func:`pysite_agent.models.chrome.build_prompt`)
+   laid out as :data:`LAYOUT`: the tool list (names and descriptions), the reply format with
+   its two short JSON shapes (:data:`~pysite_agent.models.local_schema.REPLY_FORMAT`), then the
+   conversation, cut by the history budget, ending with its last message; sent as one user
+   message after the instructions as the system message (the built-in rules in their short
+   form, :data:`RULES`). The budget is ``max_prompt_chars`` characters, or less
    when the context window (``context_tokens`` minus ``max_reply_tokens``) holds fewer:
    characters per token are learned from each reply's ``usage``.
 4. Decoding is constrained by :func:`pysite_agent.models.local_schema.reply_schema` (one branch
    per tool, its name first, plus an answer), written as a GBNF grammar with no optional white
-   space (:func:`pysite_agent.models.local_grammar.reply_grammar`) and sent as ``grammar``.
+   space (:func:`pysite_agent.models.local_grammar.reply_grammar`) and sent as ``grammar``:
+   only the tools the visitor's latest message names (``match_tools``,
+   :mod:`~pysite_agent.models.local_match`), their arguments grounded in what the visitor and
+   the tools' results said (``ground_arguments``, :mod:`~pysite_agent.models.local_grounding`),
+   sampled with :data:`REPEAT_PENALTY`.
    When llama.cpp refuses it (``SchemaError``) the step is asked again with the schema as
    ``response_format: {type: "json_schema", json_schema: {name: "reply", schema}}`` (llama.cpp
    builds the grammar), then once more with each tool's arguments only ``{"type": "object"}``
@@ -78,13 +81,12 @@ from pysite_agent.core.instructions import BUILT_IN_INSTRUCTIONS
 from pysite_agent.core.signals import AbortedError, AbortSignal
 from pysite_agent.core.types import Availability, ModelRequest
 from pysite_agent.core.wire import user_message
-from pysite_agent.models.chrome.prompt import build_prompt
+from pysite_agent.models.chrome.prompt import PromptLayout, build_prompt
 from pysite_agent.models.local_schema import (
     REPLY_FORMAT,
     LocalAnswerStream,
     reply_constraint,
 )
-from pysite_agent.models.local_schema import local_prompt as _local_prompt
 from pysite_agent.models.local_schema import read_reply as _parse
 from pysite_agent.models.local_warm import MARK, Warmer, prompt_fraction
 
@@ -100,6 +102,11 @@ RULES = (
 same in about four times the tokens, and on a CPU every prompt token costs time (the first
 step's whole prompt is processed; later steps reuse its start). The rules themselves are the
 gateway's, whatever the prompt says (README, "The safety rules")."""
+
+LAYOUT = PromptLayout(REPLY_FORMAT, format_first=True, signatures=False)
+"""The prompt's layout: the reply format after the tool list (names and descriptions: the
+grammar writes the arguments), so it ends with the conversation's last message and llama.cpp
+reuses all before it (docs/local-model.md, "The prompt")."""
 
 REPEAT_PENALTY = 1.1
 """llama.cpp's ``repeat_penalty`` for every step (its long-standing default, over the last 64
@@ -411,6 +418,7 @@ class LocalModel:
             tools,
             max_history=self.max_history,
             max_prompt_chars=self._budget(system),
+            layout=LAYOUT,
         )
         at = text.find(MARK)  # the prefix ends with the line before the conversation's first
         return system, text[: text.rfind("\n", 0, at) + 1] if at > 0 else ""
@@ -536,8 +544,8 @@ class LocalModel:
                 request.tools,
                 max_history=self.max_history,
                 max_prompt_chars=chars,
+                layout=LAYOUT,
             )
-            text = _local_prompt(text)
             self.last_cut = list(notes)
             if level == 2:
                 self.last_cut.append("argument schemas simplified to objects for the grammar")

@@ -17,8 +17,10 @@ document frequency over the listed tools, ``log(1 + n / df)`` (a word that every
 weighs least; K. Spärck Jones, "A statistical interpretation of term specificity", 1972).
 
 **The shortlist** (:func:`shortlist`): the tools scoring at least :data:`NEAR_BEST` of the best
-score; every tool when no tool scores (the model chooses as before); no tool at all when the
-message has no content words ("Hello! Who are you?", "Thanks, that is all.": an answer).
+score, less those that already ran for this message when others remain ("add a mug and then
+check out": after the mug, the checkout); every tool when no tool scores (the model chooses
+as before); no tool at all when the message has no content words ("Hello! Who are you?",
+"Thanks, that is all.": an answer).
 """
 
 from __future__ import annotations
@@ -151,4 +153,18 @@ def shortlist(
     if best <= 0:
         return Shortlist(names, "no-match", scores)
     kept = [name for name in names if scores.get(name, 0.0) >= NEAR_BEST * best]
-    return Shortlist(kept, "matched", scores)
+    done = _done_since_visitor(messages)
+    rest = [name for name in kept if name not in done]
+    return Shortlist(rest or kept, "matched", scores)
+
+
+def _done_since_visitor(messages: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The tools that ran without error since the visitor's latest message."""
+    done: set[str] = set()
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        ok = not message.get("denied") and not message.get("isError")
+        if message.get("role") == "tool" and ok:
+            done.add(str(message.get("name", "")))
+    return done

@@ -51,7 +51,6 @@ from typing import Any
 
 from pysite_agent.core.errors import SiteAgentError
 from pysite_agent.core.wire import load_reply_text, parse_reply
-from pysite_agent.models.chrome.prompt import REPLY_FORMAT as CHROME_REPLY_FORMAT
 from pysite_agent.models.chrome.schema import constraint_schema
 from pysite_agent.models.chrome.stream import AnswerStream
 from pysite_agent.models.local_grammar import reply_grammar
@@ -64,7 +63,6 @@ __all__ = [
     "LocalAnswerStream",
     "coarse_reply_schema",
     "grammar_schema",
-    "local_prompt",
     "read_reply",
     "reply_constraint",
     "reply_schema",
@@ -299,14 +297,6 @@ def read_reply(text: Any, limit: int | None = None) -> dict[str, Any]:
             "bad-reply", f"The site's model{what} ({exc}): {text[:200]!r}"
         ) from None
     return dict(parse_reply(to_protocol(value)))
-
-
-def local_prompt(text: str) -> str:
-    """Chrome's prompt (:func:`build_prompt`) with its closing line, the reply format, in this
-    model's shorter format (:data:`REPLY_FORMAT`)."""
-    if text.endswith(CHROME_REPLY_FORMAT):
-        return text[: -len(CHROME_REPLY_FORMAT)] + REPLY_FORMAT
-    return text
 
 
 _LOCAL_HEAD = re.compile(r'\s*\{\s*"answer"\s*:\s*"')

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pysite_agent.core.history import current_turn_start, cut_text
@@ -20,6 +21,7 @@ __all__ = [
     "REPLY_FORMAT",
     "SIGNATURE_CHARS",
     "TOOL_DESCRIPTION_CHARS",
+    "PromptLayout",
     "PromptPlan",
     "build_prompt",
     "plan_prompt",
@@ -91,6 +93,25 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'s' if count != 1 else ''}"
 
 
+@dataclass(frozen=True)
+class PromptLayout:
+    """Where the reply format goes and how tools are listed (Chrome's model: the defaults).
+
+    Attributes:
+        reply_format: the reply format's line.
+        format_first: the line goes right after the tool list, before the conversation (the
+            prompt then ends with the conversation's last message: everything before it is the
+            same on every step of a run, which a prompt cache reuses); else it closes the
+            prompt.
+        signatures: each tool is listed with its argument structure and title (else its name
+            and description only, which the budget may still shorten).
+    """
+
+    reply_format: str = REPLY_FORMAT
+    format_first: bool = False
+    signatures: bool = True
+
+
 class PromptPlan:
     """The prompt under construction: which messages are shown, each whole or cut to a limit,
     and how the tool list is written. ``size()`` is exactly ``len(text())``."""
@@ -102,7 +123,9 @@ class PromptPlan:
         older: list[int],
         current: list[int],
         dropped: int,
+        layout: PromptLayout | None = None,
     ) -> None:
+        self.layout = layout or PromptLayout()
         self.tools = tools
         self.full = {i: render_message(messages[i]) for i in (*older, *current)}
         self.results = {i for i in self.full if messages[i].get("role") == "tool"}
@@ -112,7 +135,7 @@ class PromptPlan:
         self.skipped: list[int] = []  # current-turn messages not shown
         self.limits: dict[int, int] = {}  # message index -> characters it is cut to
         self.description_chars = TOOL_DESCRIPTION_CHARS
-        self.titles = True
+        self.titles = self.layout.signatures
         self.tools_limit: int | None = None
         self._tools_cache: tuple[tuple[int, bool, int | None], str] | None = None
 
@@ -150,7 +173,8 @@ class PromptPlan:
             others -= 1
         if others:
             notes.append(f"{_plural(others, 'other long message')} shortened")
-        if self.tools and (self.description_chars < TOOL_DESCRIPTION_CHARS or not self.titles):
+        titles_cut = self.layout.signatures and not self.titles
+        if self.tools and (self.description_chars < TOOL_DESCRIPTION_CHARS or titles_cut):
             notes.append("tool descriptions shortened")
         if self.tools_limit is not None:
             notes.append("tool list cut")
@@ -158,12 +182,15 @@ class PromptPlan:
 
     def parts(self) -> list[str]:
         parts = [self.tools_text(), ""]
+        if self.layout.format_first:
+            parts.extend([self.layout.reply_format, ""])
         notes = self.notes()
         if notes:
             parts.append(f"[Conversation cut to fit: {'; '.join(notes)}.]")
         parts.append("Conversation so far:")
         parts.extend(self.block(i) for i in self.shown())
-        parts.extend(["", REPLY_FORMAT])
+        if not self.layout.format_first:
+            parts.extend(["", self.layout.reply_format])
         return parts
 
     def size(self) -> int:
@@ -180,12 +207,18 @@ def build_prompt(
     *,
     max_history: int,
     max_prompt_chars: int,
+    layout: PromptLayout | None = None,
 ) -> tuple[str, list[str]]:
     """The prompt text for one step, and notes on what was cut (empty when nothing was).
 
-    See :func:`plan_prompt` for the order in which things are cut."""
+    See :func:`plan_prompt` for the order in which things are cut, and :class:`PromptLayout`
+    for ``layout``."""
     prompt = plan_prompt(
-        messages, tools, max_history=max_history, max_prompt_chars=max_prompt_chars
+        messages,
+        tools,
+        max_history=max_history,
+        max_prompt_chars=max_prompt_chars,
+        layout=layout,
     )
     return prompt.text(), prompt.notes()
 
@@ -196,6 +229,7 @@ def plan_prompt(
     *,
     max_history: int,
     max_prompt_chars: int,
+    layout: PromptLayout | None = None,
 ) -> PromptPlan:
     """The prompt text for one step, and notes on what was cut (empty when nothing was).
 
@@ -227,7 +261,7 @@ def plan_prompt(
 
     A shortened text keeps its head and ends with ``[… cut N characters]``. The prompt says
     what was cut (``[Conversation cut to fit: …]``), and the notes returned say the same. The
-    reply format always closes the prompt.
+    reply format always closes the prompt, or follows the tool list (``layout``).
     """
     n = len(messages)
     start = current_turn_start(messages)
@@ -235,7 +269,7 @@ def plan_prompt(
     current = list(range(start, n))
     room = max(0, max_history - len(current))
     older = list(range(max(0, start - room), start))
-    prompt = PromptPlan(messages, tools, older, current, dropped=start - len(older))
+    prompt = PromptPlan(messages, tools, older, current, start - len(older), layout)
 
     def over() -> int:
         return prompt.size() - max_prompt_chars
