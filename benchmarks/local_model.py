@@ -18,10 +18,14 @@ interleaved (so a change of the machine's load falls on all of them):
   runs the same on a bundle built from commit REF (``git archive``), interleaved; each
   ``--ask-type Q4_1`` (or ``Q8_0``) runs it with that model file too (the demo shop's
   ``?local-model-type=``), interleaved;
-- ``evals``: ``el.agent.evaluate()`` in the demo shop on ``examples/demo-shop-evals.json`` and
-  ``examples/bakery-evals.json`` (tool choice and argument accuracy), once (greedy decoding),
-  ``--eval-set`` one of them; with ``--against REF`` on that commit's bundle too, after;
-- ``load``: load times only.
+- ``evals``: ``el.agent.evaluate()`` in the demo shop on the example eval sets
+  (:data:`EVAL_SETS`: the demo shop's, the bakery's, and four sets of plain requests; tool
+  choice and argument accuracy), once (greedy decoding), ``--eval-set`` one of them; with
+  ``--against REF`` on that commit's bundle too, after;
+- ``load``: load times only;
+- ``native``: the same file and prompt through llama.cpp built for this CPU (PyPI
+  ``llama-cpp-python``, when installed), per thread count: what the hardware does without
+  WebAssembly.
 
 The load average is printed before and after, and with each row: the machine is shared, so
 read the spread. It is CPU-heavy: run it few times, with few runs.
@@ -30,8 +34,8 @@ read the spread. It is CPU-heavy: run it few times, with few runs.
   memory, Asyncify; ``--compat TGZ``, the npm tarball of ``@wllama/wllama-compat`` 3.8.1), per
   ``--batch`` size (``n_batch`` = ``n_ubatch``), one thread: prompt and generation tokens/s.
 
-Usage: python benchmarks/local_model.py [--runs 3] [--only engine|ask|evals|load|builds ...]
-       [--threads 1,2] [--quant FILE|Q4_1|Q8_0|Q4_0 ...] [--against REF] [--wait S]
+Usage: python benchmarks/local_model.py [--runs 3] [--only engine|ask|evals|load|builds|native]
+       [--threads 1,2] [--quant FILE|Q4_1|Q8_0|Q4_0 ...] [--against REF] [--wait S] [--isolated]
        [--ask-type Q4_1 ...] [--eval-set demo-shop-evals.json|bakery-evals.json ...]
        [--compat TGZ] [--batch 64,512]
 """
@@ -303,6 +307,41 @@ def build_runs(
 TIMING_KEYS = ("prompt_n", "prompt_per_second", "predicted_n", "predicted_per_second")
 
 
+def native_runs(model: Path, runs: int, threads: tuple[int, ...]) -> None:
+    """The same model file and first-step prompt through llama.cpp built for this CPU (PyPI
+    ``llama-cpp-python``, which compiles llama.cpp natively on install; not a project
+    dependency): what the hardware does without WebAssembly, per thread count."""
+    try:
+        import llama_cpp  # type: ignore[import-not-found]
+    except ImportError:
+        print("native: skipped (pip install llama-cpp-python: it builds llama.cpp, minutes)")
+        return
+    messages, _ = shop_prompt()
+    text = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+    text += "<|im_start|>assistant\n"
+    for n in threads:
+        llm = llama_cpp.Llama(
+            str(model), n_ctx=2048, n_threads=n, n_threads_batch=n, n_batch=512, verbose=False
+        )
+        tokens = llm.tokenize(text.encode(), special=True)
+        prompt, generated = [], []
+        for _ in range(runs):
+            llm.reset()
+            started = time.perf_counter()
+            llm.eval(tokens)
+            prompt.append(len(tokens) / (time.perf_counter() - started))
+            started = time.perf_counter()
+            for _ in range(32):  # greedy, one token at a time, as a reply is written
+                llm.eval([llm.sample(temp=0.0)])
+            generated.append(32 / (time.perf_counter() - started))
+        print(
+            f"native llama.cpp ({llama_cpp.__version__}), {n} thread(s), {len(tokens)} prompt "
+            f"tokens: prompt tokens/s {median(prompt)}, generated tokens/s {median(generated)}, "
+            f"load average {load_average()}",
+            flush=True,
+        )
+
+
 def shop_page(p: Any, server: DemoServer, local_model_type: str = BUNDLED_TYPE) -> Any:
     browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
     page = browser.new_context().new_page()
@@ -353,14 +392,22 @@ def bundled_type(bundle: Path) -> str:
 
 
 def ask_runs(
-    p: Any, bundles: dict[str, tuple[Path, str]], runs: int, wait_ms: int = 20_000
+    p: Any,
+    bundles: dict[str, tuple[Path, str]],
+    runs: int,
+    wait_ms: int = 20_000,
+    isolated: bool = False,
 ) -> None:
-    """ask -> card (the ``tool-call`` event, or the answer) in the demo shop, 1 thread: the
-    first request after the download (the model loads in it, unless the page loaded and
-    warmed it before) and a later one in the same conversation; each run a fresh browser,
-    the bundles (each with the model type the demo shop is told to use) interleaved."""
+    """ask -> card (the ``tool-call`` event, or the answer) in the demo shop, 1 thread (every
+    core with ``isolated``: the page served with COOP/COEP): the first request after the
+    download (the model loads in it, unless the page loaded and warmed it before) and a later
+    one in the same conversation; each run a fresh browser, the bundles (each with the model
+    type the demo shop is told to use) interleaved."""
     servers = {
-        label: (DemoServer([b, ROOT / "examples"], port=0).start(), kind)
+        label: (
+            DemoServer([b, ROOT / "examples"], port=0, cross_origin_isolated=isolated).start(),
+            kind,
+        )
         for label, (b, kind) in bundles.items()
     }
     rows: dict[str, dict[str, list[float]]] = {label: {} for label in bundles}
@@ -392,8 +439,9 @@ def ask_runs(
         for server, _ in servers.values():
             server.stop()
     for label, row in rows.items():
+        threads = "every core (COOP/COEP)" if isolated else "1 thread"
         print(
-            f"\nask in the demo shop ({label}; 1 thread; asked {wait_ms / 1000:.0f} s "
+            f"\nask in the demo shop ({label}; {threads}; asked {wait_ms / 1000:.0f} s "
             "after the download):"
         )
         for key, values in row.items():
@@ -457,7 +505,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument(
         "--only",
-        choices=("engine", "ask", "evals", "load", "builds"),
+        choices=("engine", "ask", "evals", "load", "builds", "native"),
         action="append",
         help="run only these parts (repeatable; default: engine, ask and evals)",
     )
@@ -487,6 +535,11 @@ def main() -> int:
         type=float,
         default=20.0,
         help="seconds between the download and the first request (default 20)",
+    )
+    parser.add_argument(
+        "--isolated",
+        action="store_true",
+        help="ask: serve the page cross-origin isolated (the engine then uses every core)",
     )
     parser.add_argument(
         "--compat",
@@ -534,8 +587,10 @@ def main() -> int:
             build_runs(p, report.out_dir, args.runs, args.compat, batches, variants)
         if "engine" in parts:
             engine_runs(p, report.out_dir, args.runs, models=models, threads=threads)
+        if "native" in parts:
+            native_runs(report.out_dir / MODEL.lstrip("/"), max(args.runs, 3), threads)
         if "ask" in parts:
-            ask_runs(p, bundles, args.runs, int(args.wait * 1000))
+            ask_runs(p, bundles, args.runs, int(args.wait * 1000), args.isolated)
         if "evals" in parts:
             done: set[Path] = set()
             for label, (bundle, _kind) in bundles.items():

@@ -97,6 +97,36 @@ def enum_spelling(value: Any, schema: Any) -> Any:
     return value
 
 
+def grammar_order(value: Any, schema: Any) -> Any:
+    """``value`` with each object's keys in the order the grammar writes them for ``schema``
+    (its required properties in the order of ``properties``, then the other required names,
+    then the optional properties, then any others as they come); a branch of ``anyOf`` that
+    has ``properties`` gives the order when the object has no ``properties`` of its own."""
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [grammar_order(v, schema["items"]) for v in value]
+    if not isinstance(value, dict):
+        return value
+    shaped = schema if isinstance(schema.get("properties"), dict) else None
+    for branch in schema.get("anyOf") or []:
+        if (
+            shaped is None
+            and isinstance(branch, dict)
+            and isinstance(branch.get("properties"), dict)
+        ):
+            shaped = branch
+    if shaped is None:
+        return value
+    props = shaped["properties"]
+    required = [r for r in shaped.get("required") or [] if isinstance(r, str)]
+    order = [k for k in props if k in required] + [k for k in required if k not in props]
+    order += [k for k in props if k not in required]
+    keys = [k for k in dict.fromkeys(order) if k in value] + [k for k in value if k not in order]
+    extra = shaped.get("additionalProperties")
+    return {k: grammar_order(value[k], props.get(k, extra)) for k in keys}
+
+
 def outside_strings(text: str) -> str:
     return re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
 
@@ -158,11 +188,11 @@ def test_every_value_a_tool_schema_accepts_can_be_written(schema: Any, data: st.
     # The spelling is faithful, as JSON reads it: two surrogate code units drawn side by side
     # are one character once written.
     assert json.loads(text) == {"tool": "t", "arguments": json.loads(json.dumps(value))}
-    allowed = [
-        call_text("t", v)
-        for v in itertools.islice(key_orders(enum_spelling(value, arguments_schema)), 200)
-        if gbnf.allows(grammar, call_text("t", v))
-    ]
+    spelled = enum_spelling(value, arguments_schema)
+    candidates = itertools.chain(
+        [grammar_order(spelled, arguments_schema)], itertools.islice(key_orders(spelled), 200)
+    )
+    allowed = [call_text("t", v) for v in candidates if gbnf.allows(grammar, call_text("t", v))]
     assert allowed, (text, grammar)
     spaced = json.dumps(json.loads(allowed[0]))
     if outside_strings(spaced) != outside_strings(allowed[0]):

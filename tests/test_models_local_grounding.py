@@ -119,9 +119,11 @@ def test_a_string_enum_keeps_the_values_said() -> None:
 
 
 def test_formats_patterns_and_lengths_are_respected() -> None:
-    for keywords in ({"format": "date"}, {"pattern": "^[a-z]+$"}):
-        g = grammar("Add two mugs", add_tool(**keywords))
-        assert gbnf.allows(g, call("anything at all")), keywords  # not grounded
+    g = grammar("Add two mugs", add_tool(pattern="^[a-z]+$"))
+    assert gbnf.allows(g, call("anything at all"))  # not grounded: the gateway checks it
+    # a format the grammar does not write is a free-text string: grounded
+    g = grammar("Send it to ana@example.com please", add_tool(format="email"))
+    assert gbnf.allows(g, call("ana@example.com")) and not gbnf.allows(g, call("a@b.c"))
     g = grammar("Add two linen tote bags", add_tool(maxLength=4))
     assert gbnf.allows(g, call("bags")) and not gbnf.allows(g, call("linen tote bags"))
     g = grammar("Add two linen tote bags", add_tool(minLength=99))  # no span fits: free
@@ -217,3 +219,35 @@ def test_a_cut_answer_is_kept_a_cut_call_is_refused() -> None:
         read_reply('{"tool":"add_to_cart","arguments":{"product":"mu', 256)
     with pytest.raises(Exception, match="not JSON data"):
         read_reply('{"answer":"I can', None)  # not cut by the limit: a bad reply
+
+
+def test_dates_times_and_ids_have_their_shape_and_the_ones_said_are_offered() -> None:
+    tool = {
+        "name": "book",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "day": {"type": "string", "format": "date"},
+                "at": {"type": "string", "format": "date-time"},
+                "ref": {"type": "string", "format": "uuid"},
+            },
+            "required": ["day", "at", "ref"],
+        },
+    }
+    ref = "123e4567-e89b-12d3-a456-426614174000"
+
+    def book(day: str, at: str, uuid: str = ref) -> str:
+        args = {"day": day, "at": at, "ref": uuid}
+        return '{"tool":"book","arguments":' + compact_json(args) + "}"
+
+    free = reply_grammar(reply_schema([tool]))  # the shape, without grounding too
+    assert gbnf.allows(free, book("2025-07-14", "2025-07-14T10:00:00.5+02:00"))
+    assert gbnf.allows(free, book("2025-02-31", "2025-07-14 10:00"))  # looser than a calendar
+    for bad in (book("two_night", "2025-07-14T10:00"), book("2025-13-01", "2025-07-14T10:00")):
+        assert not gbnf.allows(free, bad)
+    assert not gbnf.allows(free, book("2025-07-14", "2025-07-14T10:00", "not-an-id"))
+    said_it = grammar(f"Book 2025-07-14, at 2025-07-14T18:30Z, ref {ref}.", tool)
+    assert gbnf.allows(said_it, book("2025-07-14", "2025-07-14T18:30Z"))
+    assert not gbnf.allows(said_it, book("2025-07-15", "2025-07-14T18:30Z"))
+    unsaid = grammar("Book it for next Friday evening", tool)  # no date said: any date
+    assert gbnf.allows(unsaid, book("2025-07-18", "2025-07-18T19:00"))

@@ -15,10 +15,16 @@ others). Where a keyword is not translated the grammar is looser than the schema
 tighter:
 
 - translated: ``type`` (one or a list), ``properties``, ``required``, ``additionalProperties``
-  (``false``, a schema, or anything), ``items``, ``enum``, ``const``, and ``anyOf`` on its own;
+  (``false``, a schema, or anything), ``items``, ``enum``, ``const``, ``anyOf`` on its own,
+  ``minItems``/``maxItems`` up to :data:`MAX_REPEAT`, and the ``format`` values of
+  :data:`FORMATS` (read as assertions, as llama.cpp's own converter reads them);
 - left to the schema (any value of the type is allowed): ``anyOf``/``allOf`` beside other
-  keywords, ``prefixItems``, lengths, ranges, ``format`` and ``pattern``; below
+  keywords, ``prefixItems``, string lengths, ranges, other formats and ``pattern``; below
   :data:`MAX_DEPTH` levels, any JSON value.
+
+With what the conversation said (:class:`~pysite_agent.models.local_grounding.Said`), a
+tool's arguments are **grounded**: free-text strings, numbers and string enums offer what was
+said (that module's docstring), and the grammar is then stricter than the schema, on purpose.
 
 The arguments are validated against the tool's real ``inputSchema`` by the agent's gateway
 before anything runs, so what the grammar lets through and the schema does not is refused
@@ -28,12 +34,21 @@ there (the model sees why), never run.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pysite_agent.models.local_grounding import MAX_ITEMS, Said
 
-__all__ = ["MAX_DEPTH", "MAX_REPEAT", "PRIMITIVES", "compact_json", "literal", "reply_grammar"]
+__all__ = [
+    "FORMATS",
+    "MAX_DEPTH",
+    "MAX_REPEAT",
+    "PRIMITIVES",
+    "compact_json",
+    "literal",
+    "reply_grammar",
+]
 
 MAX_DEPTH = 24
 """Schema levels translated; deeper parts of a schema allow any JSON value."""
@@ -56,6 +71,42 @@ PRIMITIVES: dict[str, str] = {
 """JSON's value rules (RFC 8259, sections 2-7) without white space: a string's characters are
 any but ``"``, ``\\`` and U+0000-U+001F, or an escape; an integer has as many digits as it
 needs (llama.cpp's own converter allows 16, fewer than a valid 2**64 has)."""
+
+FORMATS: dict[str, str] = {
+    "date": 'year "-" month "-" day',
+    "time": 'hour ":" minute ( ":" second ( "." [0-9]+ )? )? offset?',
+    "date-time": 'year "-" month "-" day [Tt ] hour ":" minute ( ":" second ( "." [0-9]+ )? )? '
+    "offset?",
+    "uuid": '[0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" '
+    "[0-9a-fA-F]{12}",
+}
+"""String ``format`` values written as a grammar (those llama.cpp's own converter writes):
+RFC 3339's ``full-date``, a time (seconds, fraction and offset optional, so every RFC 3339
+``full-time`` can be written), both joined by ``T``, and RFC 9562's UUID. Other formats are
+left to the gateway."""
+
+_FORMAT_PARTS = {
+    "year": "[0-9]{4}",
+    "month": '"0" [1-9] | "1" [0-2]',
+    "day": '"0" [1-9] | [12] [0-9] | "3" [01]',
+    "hour": '[01] [0-9] | "2" [0-3]',
+    "minute": "[0-5] [0-9]",
+    "second": '[0-5] [0-9] | "60"',
+    "offset": '[Zz] | [+-] hour ":" minute',
+}
+_DATE = r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+_TIME = (
+    r"(?:[01][0-9]|2[0-3]):[0-5][0-9](?::(?:[0-5][0-9]|60)(?:\.[0-9]+)?)?"
+    r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])?"
+)
+_FORMAT_RE = {
+    "date": re.compile(_DATE),
+    "time": re.compile(_TIME),
+    "date-time": re.compile(_DATE + "[Tt ]" + _TIME),
+    "uuid": re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"),
+}
+"""Each of :data:`FORMATS` as a Python expression (``fullmatch``): which spans said can be
+offered for it (grounded arguments)."""
 
 _USES = {
     "value": ("object", "array", "string", "number", "boolean", "null"),
@@ -207,7 +258,20 @@ class _Writer:
             numbers = said.numbers_for(node, kind)
             if numbers:
                 return self.name(" | ".join(literal(compact_json(n)) for n in numbers))
-        if said is not None and kind == "string" and "format" not in node and "pattern" not in node:
+        fmt = node.get("format") if kind == "string" else None
+        if isinstance(fmt, str) and fmt in FORMATS:
+            spans = said.spans_for(node) if said is not None else []
+            shaped = [s for s in spans if _FORMAT_RE[fmt].fullmatch(s)]
+            if shaped:  # the dates (times, ids) said, else any of that shape
+                return self._spans(shaped)
+            for part in ("year", "month", "day", "hour", "minute", "second", "offset"):
+                if part in FORMATS[fmt]:
+                    self.rules.setdefault(part, _FORMAT_PARTS[part])
+            if "offset" in FORMATS[fmt]:
+                self.rules.setdefault("hour", _FORMAT_PARTS["hour"])
+                self.rules.setdefault("minute", _FORMAT_PARTS["minute"])
+            return self.name(f'"\\"" {FORMATS[fmt]} "\\""')
+        if said is not None and kind == "string" and fmt is None and "pattern" not in node:
             spans = said.spans_for(node)
             if spans:
                 return self._spans(spans)
