@@ -26,6 +26,15 @@ def test_a_relative_url_is_resolved_against_the_page_and_the_hash_lowered() -> N
     assert config(localModelUrl="/m.gguf").local_model_url == "https://shop.example/m.gguf"
 
 
+def test_the_shortlist_and_grounding_are_on_unless_an_option_turns_them_off() -> None:
+    on = config(localModelUrl="/m.gguf")
+    assert on.local_model_match_tools is True and on.local_model_ground_arguments is True
+    off = config(
+        localModelUrl="/m.gguf", localModelMatchTools=False, localModelGroundArguments=False
+    )
+    assert off.local_model_match_tools is False and off.local_model_ground_arguments is False
+
+
 def test_settings_are_ignored_when_local_is_not_used() -> None:
     cfg = parse_config({"models": "demo", "localModelUrl": "javascript:alert(1)"})
     assert cfg.local_model_url is None
@@ -38,6 +47,8 @@ def test_settings_are_ignored_when_local_is_not_used() -> None:
         ({"localModelUrl": "javascript:alert(1)"}, "local-model-url must be an http"),
         ({"localModelUrl": "/m.gguf", "localModelSha256": "abc"}, "64 hexadecimal digits"),
         ({"localModelUrl": "/m.gguf", "localModelSize": 0}, "localModelSize"),
+        ({"localModelUrl": "/m.gguf", "localModelMatchTools": "no"}, "localModelMatchTools"),
+        ({"localModelUrl": "/m.gguf", "localModelGroundArguments": 0}, "localModelGroundArguments"),
         ({"localModelUrl": 7}, "must be a URL string"),
     ],
 )

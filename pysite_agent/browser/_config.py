@@ -8,6 +8,8 @@ Pure Python (no ``js``), so it is tested on CPython too. The element sends one J
      "localModelUrl": "/models/m.gguf" | null,     # attribute ``local-model-url``
      "localModelSha256": "0c1d…" | null,           # attribute ``local-model-sha256``
      "localModelSize": 144811072 | null,           # option only, bytes
+     "localModelMatchTools": true | null,          # option only (default true)
+     "localModelGroundArguments": true | null,     # option only (default true)
      "baseUrl": "https://shop.example/" | null,    # the page's base URL (document.baseURI)
      "preApproved": "a, b c" | ["a", "b"] | null,  # attribute ``pre-approved``
      "maxSteps": "6" | 6 | null,                   # attribute ``max-steps``
@@ -59,6 +61,10 @@ class ElementConfig:
         local_model_url: the GGUF file of the ``local`` model, resolved against the page.
         local_model_sha256: its sha256 (64 hex digits, lower case), or ``None``.
         local_model_size: its size in bytes, or ``None``.
+        local_model_match_tools: the local model's replies call only the tools the visitor
+            names (``local_model(match_tools=...)``).
+        local_model_ground_arguments: its arguments are grounded in what was said
+            (``local_model(ground_arguments=...)``).
     """
 
     models: tuple[str, ...]
@@ -72,6 +78,8 @@ class ElementConfig:
     local_model_url: str | None = None
     local_model_sha256: str | None = None
     local_model_size: int | None = None
+    local_model_match_tools: bool = True
+    local_model_ground_arguments: bool = True
 
 
 def _blank(value: Any) -> bool:
@@ -220,6 +228,12 @@ def parse_config(raw: Mapping[str, Any]) -> ElementConfig:
         local_model_url=local_url,
         local_model_sha256=local_sha,
         local_model_size=local_size,
+        local_model_match_tools=_flag(
+            raw.get("localModelMatchTools"), "localModelMatchTools", True
+        ),
+        local_model_ground_arguments=_flag(
+            raw.get("localModelGroundArguments"), "localModelGroundArguments", True
+        ),
     )
 
 
@@ -261,9 +275,9 @@ def _local_model(raw: Mapping[str, Any], used: bool) -> tuple[str | None, str | 
     return url, sha, size
 
 
-def _flag(value: Any, what: str) -> bool:
+def _flag(value: Any, what: str, default: bool = False) -> bool:
     if value is None:
-        return False
+        return default
     if isinstance(value, bool):
         return value
     raise ConfigError(f"{what} must be true or false, got {reprlib.repr(value)}")

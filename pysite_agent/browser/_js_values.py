@@ -160,6 +160,8 @@ def build_model(
                     sha256=config.local_model_sha256,
                     size=config.local_model_size,
                     engine_factory=local_engine,
+                    match_tools=config.local_model_match_tools,
+                    ground_arguments=config.local_model_ground_arguments,
                 )
             )
         elif token == "proxy":

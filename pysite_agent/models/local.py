@@ -81,8 +81,10 @@ from pysite_agent.core.instructions import BUILT_IN_INSTRUCTIONS
 from pysite_agent.core.signals import AbortedError, AbortSignal
 from pysite_agent.core.types import Availability, ModelRequest
 from pysite_agent.core.wire import user_message
-from pysite_agent.models.chrome.prompt import PromptLayout, build_prompt
+from pysite_agent.models.chrome.prompt import build_prompt
 from pysite_agent.models.local_schema import (
+    LAYOUT,
+    REPEAT_PENALTY,
     REPLY_FORMAT,
     LocalAnswerStream,
     reply_constraint,
@@ -90,7 +92,7 @@ from pysite_agent.models.local_schema import (
 from pysite_agent.models.local_schema import read_reply as _parse
 from pysite_agent.models.local_warm import MARK, Warmer, prompt_fraction
 
-__all__ = ["REPLY_FORMAT", "LocalModel", "local_model"]
+__all__ = ["LAYOUT", "REPEAT_PENALTY", "REPLY_FORMAT", "LocalModel", "local_model"]
 
 RULES = (
     "You are the assistant of this web page. To do what the visitor asks, call one of the "
@@ -102,16 +104,6 @@ RULES = (
 same in about four times the tokens, and on a CPU every prompt token costs time (the first
 step's whole prompt is processed; later steps reuse its start). The rules themselves are the
 gateway's, whatever the prompt says (README, "The safety rules")."""
-
-LAYOUT = PromptLayout(REPLY_FORMAT, format_first=True, signatures=False)
-"""The prompt's layout: the reply format after the tool list (names and descriptions: the
-grammar writes the arguments), so it ends with the conversation's last message and llama.cpp
-reuses all before it (docs/local-model.md, "The prompt")."""
-
-REPEAT_PENALTY = 1.1
-"""llama.cpp's ``repeat_penalty`` for every step (its long-standing default, over the last 64
-tokens): greedy decoding of a small model otherwise repeats itself, an answer's phrase or a
-list's item, until the reply's token limit (measured: docs/local-model.md)."""
 
 MIN_PROMPT_CHARS = 1000
 """``max_prompt_chars`` must be at least this (room for the tools and the reply format), as for

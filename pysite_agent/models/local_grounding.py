@@ -10,21 +10,30 @@ conversation holds, gathered here by :func:`said`:
 
 - a **free-text string** argument (a ``string`` with no ``enum``, ``const``, ``format`` or
   ``pattern``) is one of the conversation's :attr:`Said.spans`: a run of one to
-  :data:`MAX_SPAN_WORDS` words of a visitor's message or of a tool's result, inside one
-  sentence, that neither starts nor ends with a
+  :data:`MAX_SPAN_WORDS` words (separated by white space) of a visitor's message or of a
+  tool's result, inside one sentence and one line, that neither starts nor ends with a
   :data:`~pysite_agent.models.local_words.STOP_WORDS` word ("linen tote bag", "Ursula Le
-  Guin", "ana@example.com"); within the schema's ``minLength``/``maxLength``;
+  Guin", "ana@example.com"), its last word also singular ("mug" for "mugs"); or a dictated
+  piece, whole: text in quotes, or after a colon ("send a note: the handle fell off"), up to
+  :data:`MAX_PIECE_CHARS`; within the schema's ``minLength``/``maxLength``;
 - an **integer** or **number** argument is one of the numbers said (:attr:`Said.numbers`:
-  digits, and English number words: "two", "a dozen", "a" or "an" for 1), or the schema's
-  ``default``, within its range;
+  digits, with thousands separators, and English number words: "two", "twenty-two", "two
+  hundred", "a dozen", "a" or "an" for 1) within its range; when none is, the schema's
+  ``default`` if it has one;
 - a **string enum** offers the values the conversation names (all their words were said,
   in any case: "Are you open on Sunday?" leaves ``"sunday"`` of seven days), or all of them
-  when it names none.
+  when it names none (an enum with values that are not strings stays whole).
 
 Where the conversation holds no such value for an argument, the grammar allows any value of
-its type, as without grounding. The site's instructions and the tool list are never a
-source (the prompt's own words are what the model wrongly copies). The answer text is never
-grounded. This makes the grammar **stricter than the tool's schema**, on purpose:
+its type, as without grounding. Every visitor message shown and every result not denied is
+a source, the latest first (an earlier message's value can be chosen again: the card shows
+it); a result of a tool marked ``untrustedContentHint`` is one too (the agent asks the
+visitor before every call after one, README's rule 5). The site's instructions and the tool
+list are never a source (the prompt's own words are what the model wrongly copies). The
+answer text is never grounded. A language written without spaces offers whole runs of text
+between spaces and punctuation.
+
+This makes the grammar **stricter than the tool's schema**, on purpose:
 ``local_model(..., ground_arguments=False)`` turns it off. Either way, the agent's gateway
 validates the arguments against the tool's real schema and asks the visitor before anything
 that changes data.
@@ -34,6 +43,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,8 +53,11 @@ from pysite_agent.models.local_words import STOP_WORDS, words
 __all__ = [
     "MAX_ITEMS",
     "MAX_NUMBERS",
+    "MAX_PIECE_CHARS",
     "MAX_SPANS",
+    "MAX_SPAN_CHARS",
     "MAX_SPAN_WORDS",
+    "MAX_TOKEN_CHARS",
     "NUMBER_WORDS",
     "Said",
     "said",
@@ -64,20 +77,39 @@ MAX_ITEMS = 8
 """With grounding, an array argument whose schema sets no smaller ``maxItems`` holds at most
 this many items (a small model otherwise repeats an item until its token limit)."""
 
-NUMBER_WORDS: Mapping[str, int] = {
-    "a": 1, "an": 1, "single": 1, "one": 1, "two": 2, "pair": 2, "couple": 2, "three": 3,
-    "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-    "eleven": 11, "twelve": 12, "dozen": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
-    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-    "ninety": 90, "hundred": 100,
+MAX_SPAN_CHARS = 12_000
+"""The most characters all spans hold together (the grammar grows with them)."""
+
+MAX_PIECE_CHARS = 300
+"""The longest dictated piece offered whole: text in quotes, or after a colon."""
+
+MAX_TOKEN_CHARS = 200
+"""A longer run without white space is not offered (nor are spans across it)."""
+
+_UNITS: Mapping[str, int] = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19,
 }  # fmt: skip
-"""English number words read as numbers (one word each: "twenty" but not "twenty-two")."""
+_TENS: Mapping[str, int] = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+    "eighty": 80, "ninety": 90,
+}  # fmt: skip
+_SCALES: Mapping[str, int] = {"hundred": 100, "thousand": 1000, "dozen": 12}
+_ALONE: Mapping[str, int] = {"a": 1, "an": 1, "single": 1, "pair": 2, "couple": 2, "dozen": 12}
+
+NUMBER_WORDS: Mapping[str, int] = {**_UNITS, **_TENS, **_SCALES, **_ALONE}
+"""English number words read as numbers; runs of them make one number ("twenty-two", "two
+hundred and fifty", "a dozen")."""
 
 _TOKEN = re.compile(r"\S+")
 _EDGE = "\"'“”‘’«»()[]{}<>.,;:!?¡¿…*_`"
 _END = frozenset(".;:!?…")
-_NUMBER = re.compile(r"(?<![\w.])[-−]?\d{1,15}(?:\.\d{1,6})?(?![\w])")
+_QUOTED = re.compile(r"[\"“«]([^\"”»\n]{1,400})[\"”»]")
+_NUMBER = re.compile(
+    r"(?<![0-9A-Za-z.,])[-−]?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,15})(?:\.[0-9]{1,15})?(?![0-9])"
+)
 _MAX_TEXT = 20_000
 
 
@@ -97,30 +129,32 @@ class Said:
     words: frozenset[str] = frozenset()
 
     def enum_values(self, values: Sequence[Any]) -> list[Any]:
-        """The string values of an ``enum`` whose words were all said (none: ``[]``)."""
+        """The values of an all-string ``enum`` whose words were all said (none, or an enum
+        with other values: ``[]``, meaning all of them)."""
+        if not all(isinstance(value, str) for value in values):
+            return []
         out = []
         for value in values:
-            if isinstance(value, str):
-                parts = words(value)
-                if parts and all(p in self.words for p in parts):
-                    out.append(value)
+            parts = words(value)
+            if parts and all(p in self.words for p in parts):
+                out.append(value)
         return out
 
     def numbers_for(self, node: Mapping[str, Any], kind: str) -> list[int | float]:
         """The numbers said that an ``integer`` or ``number`` schema ``node`` accepts (its
-        range and ``multipleOf``), with its ``default``; ``[]`` when none."""
-        found: list[int | float] = list(self.numbers)
-        default = _bound(node, "default")
-        if default is not None and math.isfinite(default) and default not in found:
-            found.append(default)
-        out = []
-        for n in found:
+        range); when none is, its ``default`` alone if it has one; else ``[]`` (any)."""
+        out: list[int | float] = []
+        for n in self.numbers:
             if kind == "integer" and isinstance(n, float):
                 if not n.is_integer():
                     continue
                 n = int(n)
             if _in_range(node, n) and n not in out:
                 out.append(n)
+        default = _bound(node, "default")
+        usable = default is not None and math.isfinite(default)
+        if not out and usable and (kind == "number" or float(default or 0).is_integer()):
+            out.append(int(default or 0) if kind == "integer" else (default or 0))
         return out
 
     def spans_for(self, node: Mapping[str, Any]) -> list[str]:
@@ -147,15 +181,12 @@ def _bound(node: Mapping[str, Any], key: str) -> float | None:
 def _in_range(node: Mapping[str, Any], n: int | float) -> bool:
     low, high = _bound(node, "minimum"), _bound(node, "maximum")
     above, below = _bound(node, "exclusiveMinimum"), _bound(node, "exclusiveMaximum")
-    step = _bound(node, "multipleOf")
     try:
         if (low is not None and n < low) or (high is not None and n > high):
             return False
         if (above is not None and n <= above) or (below is not None and n >= below):
             return False
-        if step is not None and step > 0 and not float(n / step).is_integer():
-            return False
-    except (OverflowError, ValueError, ZeroDivisionError):
+    except (OverflowError, ValueError):
         return False
     return True
 
@@ -181,12 +212,54 @@ def _is_stop(token: str) -> bool:
     return not parts or all(p in STOP_WORDS for p in parts)
 
 
-def _spans(text: str, out: dict[str, None]) -> None:
+def _trim(raw: str) -> str:
+    """``raw`` without the punctuation, white space and invisible format characters at its
+    edges."""
+
+    def edge(ch: str) -> bool:
+        return ch in _EDGE or ch.isspace() or unicodedata.category(ch) == "Cf"
+
+    start, end = 0, len(raw)
+    while start < end and edge(raw[start]):
+        start += 1
+    while end > start and edge(raw[end - 1]):
+        end -= 1
+    return raw[start:end]
+
+
+def _add(out: dict[str, None], span: str, budget: list[int]) -> bool:
+    """Add ``span`` (and its singular); ``False`` once :data:`MAX_SPANS` or the characters
+    of :data:`MAX_SPAN_CHARS` are used up."""
+    for value in dict.fromkeys((span, _singular(span))):
+        if value not in out:
+            if len(out) >= MAX_SPANS or budget[0] < len(value):
+                return False
+            out[value] = None
+            budget[0] -= len(value)
+    return True
+
+
+def _spans(text: str, out: dict[str, None], budget: list[int]) -> None:
+    for line in text.splitlines():
+        if not _line_spans(line, out, budget):
+            return
+
+
+def _line_spans(line: str, out: dict[str, None], budget: list[int]) -> bool:
+    # Dictated text first: in quotes, or after a colon, as written (up to MAX_PIECE_CHARS).
+    for match in _QUOTED.finditer(line):
+        piece = _trim(match.group(1))
+        if piece and len(piece) <= MAX_PIECE_CHARS and not _add(out, piece, budget):
+            return False
+    head, colon, rest = line.partition(":")
+    piece = _trim(rest.split(" — ")[0]) if colon and head.strip() else ""
+    if piece and len(piece) <= MAX_PIECE_CHARS and not _add(out, piece, budget):
+        return False
     tokens: list[tuple[str, bool, bool] | None] = []  # (core, is stop word, ends a sentence)
-    for match in _TOKEN.finditer(text):
+    for match in _TOKEN.finditer(line):
         raw = match.group()
-        core = raw.strip(_EDGE)
-        if not core:
+        core = _trim(raw)
+        if not core or len(core) > MAX_TOKEN_CHARS:
             tokens.append(None)
             continue
         tail = raw[raw.rfind(core) + len(core) :]
@@ -194,21 +267,17 @@ def _spans(text: str, out: dict[str, None]) -> None:
     for i, first in enumerate(tokens):
         if first is None or first[1]:
             continue
-        start = None
+        span = None
         for j in range(i, min(len(tokens), i + MAX_SPAN_WORDS)):
             token = tokens[j]
             if token is None:
                 break
-            start = first[0] if start is None else f"{start} {token[0]}"
-            if not token[1]:
-                out.setdefault(start, None)
-                singular = _singular(start)
-                if singular != start:
-                    out.setdefault(singular, None)
-                if len(out) >= MAX_SPANS:
-                    return
+            span = first[0] if span is None else f"{span} {token[0]}"
+            if not token[1] and not _add(out, span, budget):
+                return False
             if token[2]:
                 break
+    return True
 
 
 def _singular(span: str) -> str:
@@ -231,14 +300,54 @@ def _singular(span: str) -> str:
 
 def _numbers(text: str, out: dict[int | float, None]) -> None:
     for match in _NUMBER.finditer(text):
-        raw = match.group().replace("−", "-")
-        value = float(raw) if "." in raw else int(raw)
+        raw = match.group().replace("−", "-").replace(",", "")
+        value: int | float = float(raw) if "." in raw else int(raw)
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         out.setdefault(value, None)
-    for word in words(text):
-        if word in NUMBER_WORDS:
-            out.setdefault(NUMBER_WORDS[word], None)
+    for value in _word_numbers(words(text)):
+        out.setdefault(value, None)
+
+
+def _word_numbers(said_words: Sequence[str]) -> list[int]:
+    """The numbers English number words make: "twenty-two" 22, "two hundred and fifty" 250,
+    "a dozen" 12, "three" 3, and "a"/"an" 1 (one number per run of number words)."""
+    found: list[int] = []
+    total = current = 0
+    last = ""  # the kind of the run's last word: "unit", "tens", "scale" or ""
+    for i, word in enumerate(said_words):
+        following = said_words[i + 1] if i + 1 < len(said_words) else ""
+        kind = ""
+        if word in _UNITS and not (last == "unit" or (last == "tens" and _UNITS[word] >= 10)):
+            current += _UNITS[word]
+            kind = "unit"
+        elif word in _TENS and last in ("", "scale"):
+            current += _TENS[word]
+            kind = "tens"
+        elif word in _SCALES and last:
+            current = max(current, 1) * _SCALES[word]
+            if word == "thousand":
+                total, current = total + current, 0
+            kind = "scale"
+        elif word in ("a", "an") and not last and following in _SCALES:
+            current, kind = 1, "unit"
+        elif word == "and" and last == "scale" and (following in _UNITS or following in _TENS):
+            continue
+        if kind:
+            last = kind
+            continue
+        if last:
+            found.append(total + current)
+            total = current = 0
+            last = ""
+        if word in _UNITS or word in _TENS:  # a number word that ended the run starts one
+            current = _UNITS.get(word, 0) + _TENS.get(word, 0)
+            last = "unit" if word in _UNITS else "tens"
+        elif word in _ALONE:
+            found.append(_ALONE[word])
+    if last:
+        found.append(total + current)
+    return found
 
 
 def said(messages: Sequence[Mapping[str, Any]]) -> Said:
@@ -248,9 +357,10 @@ def said(messages: Sequence[Mapping[str, Any]]) -> Said:
     spans: dict[str, None] = {}
     numbers: dict[int | float, None] = {}
     seen: set[str] = set()
+    budget = [MAX_SPAN_CHARS]
     for text in _sources(messages):
         if len(spans) < MAX_SPANS:
-            _spans(text, spans)
+            _spans(text, spans, budget)
         if len(numbers) < MAX_NUMBERS:
             _numbers(text, numbers)
         seen.update(words(text))

@@ -17,24 +17,27 @@ document frequency over the listed tools, ``log(1 + n / df)`` (a word that every
 weighs least; K. Spärck Jones, "A statistical interpretation of term specificity", 1972).
 
 **The shortlist** (:func:`shortlist`): the tools scoring at least :data:`NEAR_BEST` of the best
-score, less those that already ran for this message when others remain ("add a mug and then
-check out": after the mug, the checkout); every tool when no tool scores (the model chooses
-as before); no tool at all when the message has no content words ("Hello! Who are you?",
-"Thanks, that is all.": an answer).
+score; every tool when no tool scores (the model chooses as before); no tool at all when the
+message has no content words ("Hello! Who are you?", "Thanks, that is all.": an answer). A
+message with no content words that replies to a question the model asked ("How many?" "3",
+"Shall I add it?" "yes") is read as the visitor's latest message that has some. In every
+case the tools that already ran for this message, or that the visitor denied for it, are
+left out ("add a mug and then check out": after the mug, the checkout; after "add two mugs"
+ran or was denied, an answer): a small model otherwise proposes the same action again.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pysite_agent.models.local_words import any_match, content_stems, stem, words
+from pysite_agent.models.local_words import PREFIX_MIN, content_stems, stem, words
 
 __all__ = [
     "NEAR_BEST",
     "Shortlist",
-    "latest_visitor_text",
     "shortlist",
     "tool_scores",
     "tool_stems",
@@ -47,6 +50,9 @@ two tools the message names about equally both stay, for the model to choose).""
 _MAX_TEXT = 4000
 """Characters of a tool's texts (or of the message) read; the rest adds nothing a short
 message could match."""
+
+_MAX_WORDS = 200
+"""Content words of a message scored."""
 
 
 def _texts(schema: Any, depth: int = 0) -> list[str]:
@@ -87,27 +93,30 @@ def tool_stems(tool: Mapping[str, Any]) -> frozenset[str]:
 
 def tool_scores(message: str, tools: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """Each listed tool's score for ``message`` (module docstring), by tool name; 0.0 for a
-    tool none of the message's content words match."""
-    stems = {str(t.get("name", "")): tool_stems(t) for t in tools}
-    asked = content_stems(message[:_MAX_TEXT])
-    n = len(stems)
-    scores = dict.fromkeys(stems, 0.0)
-    for word in asked:
-        having = [name for name, own in stems.items() if any_match(word, own)]
+    tool none of the message's content words match. Each word is looked up in an index of the
+    tools' stems (exact, then the stems it starts or that start it), so many long tools cost
+    little more than a few."""
+    names = [str(t.get("name", "")) for t in tools]
+    index: dict[str, set[int]] = {}
+    for i, tool in enumerate(tools):
+        for own in tool_stems(tool):
+            index.setdefault(own, set()).add(i)
+    ordered = sorted(index)
+    scores = dict.fromkeys(names, 0.0)
+    for word in content_stems(message[:_MAX_TEXT])[:_MAX_WORDS]:
+        having: set[int] = set(index.get(word, ()))
+        if len(word) >= PREFIX_MIN:  # tool stems it starts ("check" -> "checkout")
+            at = bisect.bisect_left(ordered, word)
+            while at < len(ordered) and ordered[at].startswith(word):
+                having |= index[ordered[at]]
+                at += 1
+        for end in range(PREFIX_MIN, len(word)):  # tool stems that start it ("open" <- "opening")
+            having |= index.get(word[:end], set())
         if having:
-            weight = math.log(1 + n / len(having))
-            for name in having:
-                scores[name] += weight
+            weight = math.log(1 + len(tools) / len(having))
+            for i in having:
+                scores[names[i]] += weight
     return scores
-
-
-def latest_visitor_text(messages: Sequence[Mapping[str, Any]]) -> str | None:
-    """The text of the visitor's latest message (protocol v1, ``role: "user"``), or ``None``."""
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            content = message.get("content")
-            return content if isinstance(content, str) else ""
-    return None
 
 
 class Shortlist:
@@ -117,7 +126,8 @@ class Shortlist:
         names: the tools the reply may call, in the page's order (empty: an answer only).
         reason: ``"matched"`` (the visitor's words name these tools), ``"no-match"`` (no
             tool's words were used: every tool), ``"no-content"`` (no content words: an
-            answer only) or ``"no-message"`` (no visitor message: every tool).
+            answer only) or ``"no-message"`` (no visitor message: every tool); in each, less
+            the tools that ran or were denied since the visitor's latest message.
         scores: each tool's score (:func:`tool_scores`).
     """
 
@@ -143,28 +153,57 @@ def shortlist(
         A :class:`Shortlist`. Never raises for JSON data.
     """
     names = [str(t.get("name", "")) for t in tools]
-    message = latest_visitor_text(messages)
+    settled = _settled_since_visitor(messages)
+    open_names = [name for name in names if name not in settled]
+    message = _request_text(messages)
     if message is None:
-        return Shortlist(names, "no-message", {})
+        return Shortlist(open_names, "no-message", {})
     if not content_stems(message[:_MAX_TEXT]):
         return Shortlist([], "no-content", {})
     scores = tool_scores(message, tools)
     best = max(scores.values(), default=0.0)
     if best <= 0:
-        return Shortlist(names, "no-match", scores)
-    kept = [name for name in names if scores.get(name, 0.0) >= NEAR_BEST * best]
-    done = _done_since_visitor(messages)
-    rest = [name for name in kept if name not in done]
-    return Shortlist(rest or kept, "matched", scores)
+        return Shortlist(open_names, "no-match", scores)
+    kept = [name for name in open_names if scores.get(name, 0.0) >= NEAR_BEST * best]
+    return Shortlist(kept, "matched", scores)
 
 
-def _done_since_visitor(messages: Sequence[Mapping[str, Any]]) -> set[str]:
-    """The tools that ran without error since the visitor's latest message."""
-    done: set[str] = set()
+def _text(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    return content if isinstance(content, str) else ""
+
+
+def _request_text(messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """The visitor's latest message; when it has no content words and answers a question the
+    model asked just before it, the latest earlier visitor message that has some."""
+    visitor = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    if not visitor:
+        return None
+    latest = _text(messages[visitor[-1]])
+    if content_stems(latest[:_MAX_TEXT]) or not _answers_a_question(messages, visitor[-1]):
+        return latest
+    for i in reversed(visitor[:-1]):
+        earlier = _text(messages[i])
+        if content_stems(earlier[:_MAX_TEXT]):
+            return earlier
+    return latest
+
+
+def _answers_a_question(messages: Sequence[Mapping[str, Any]], at: int) -> bool:
+    """Whether the message before ``at`` is the model's answer, and it asked something."""
+    if at == 0:
+        return False
+    before = messages[at - 1]
+    return before.get("role") == "assistant" and "?" in _text(before)
+
+
+def _settled_since_visitor(messages: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The tools that ran without error, or that the visitor denied, since the visitor's
+    latest message."""
+    settled: set[str] = set()
     for message in reversed(messages):
         if message.get("role") == "user":
             break
-        ok = not message.get("denied") and not message.get("isError")
-        if message.get("role") == "tool" and ok:
-            done.add(str(message.get("name", "")))
-    return done
+        if message.get("role") == "tool" and (message.get("denied") or not message.get("isError")):
+            settled.add(str(message.get("name", "")))
+    return settled

@@ -51,6 +51,7 @@ from typing import Any
 
 from pysite_agent.core.errors import SiteAgentError
 from pysite_agent.core.wire import load_reply_text, parse_reply
+from pysite_agent.models.chrome.prompt import PromptLayout
 from pysite_agent.models.chrome.schema import constraint_schema
 from pysite_agent.models.chrome.stream import AnswerStream
 from pysite_agent.models.local_grammar import reply_grammar
@@ -59,6 +60,8 @@ from pysite_agent.models.local_match import shortlist
 
 __all__ = [
     "DROPPED_KEYWORDS",
+    "LAYOUT",
+    "REPEAT_PENALTY",
     "REPLY_FORMAT",
     "LocalAnswerStream",
     "coarse_reply_schema",
@@ -77,6 +80,16 @@ REPLY_FORMAT = (
 """The closing line of the prompt: the two shapes :func:`reply_schema` allows, written out
 (measured with SmolLM2-135M, a shorter line made it answer in words) in the compact spelling
 the grammar allows (:mod:`pysite_agent.models.local_grammar`)."""
+
+LAYOUT = PromptLayout(REPLY_FORMAT, format_first=True, signatures=False)
+"""The prompt's layout: the reply format after the tool list (names and descriptions: the
+grammar writes the arguments), so it ends with the conversation's last message and llama.cpp
+reuses all before it (docs/local-model.md, "The prompt")."""
+
+REPEAT_PENALTY = 1.1
+"""llama.cpp's ``repeat_penalty`` for every step (its long-standing default, over the last 64
+tokens): greedy decoding of a small model otherwise repeats itself, an answer's phrase or a
+list's item, until the reply's token limit (measured: docs/local-model.md)."""
 
 DROPPED_KEYWORDS = frozenset(
     {
@@ -292,7 +305,8 @@ def read_reply(text: Any, limit: int | None = None) -> dict[str, Any]:
             stream = LocalAnswerStream()
             written = stream.feed(text)
             if stream.answering and written.strip():
-                return {"type": "answer", "text": written.rstrip() + "…"}
+                end = "" if stream.closed else "…"
+                return {"type": "answer", "text": written.rstrip() + end}
         raise SiteAgentError(
             "bad-reply", f"The site's model{what} ({exc}): {text[:200]!r}"
         ) from None
@@ -318,6 +332,11 @@ class LocalAnswerStream:
     def answering(self) -> bool:
         """Whether the reply so far is known to be an answer."""
         return self._inner is not None
+
+    @property
+    def closed(self) -> bool:
+        """Whether the answer's text is complete (its closing quote was read)."""
+        return self._inner is not None and self._inner.closed
 
     def feed(self, chunk: str) -> str:
         """The newly decoded answer characters in ``chunk`` ("" when there are none)."""

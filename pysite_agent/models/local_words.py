@@ -8,7 +8,8 @@ both read a text the same way, here:
   ``str.casefold()``; a tool's name is split at ``_``, ``-``, ``.`` and camelCase humps;
 - a **stem** is the word with an English plural ending taken off (Harman's "S" stemmer:
   ``-ies`` -> ``-y``, ``-es`` -> ``-e``, ``-s`` -> nothing, with its exceptions; D. Harman, "How
-  effective is suffixing?", JASIS 42(1), 1991); other languages' words are compared whole;
+  effective is suffixing?", JASIS 42(1), 1991; and ``-es`` after a sibilant, ``boxes`` ->
+  ``box``); other languages' words are compared whole;
 - two stems **match** when they are equal, or when one is the start of the other and the
   shorter has at least :data:`PREFIX_MIN` characters ("open" and "opening", "check" and
   "checkout", "order" and "ordered");
@@ -19,12 +20,10 @@ both read a text the same way, here:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
 __all__ = [
     "PREFIX_MIN",
     "STOP_WORDS",
-    "any_match",
     "content_stems",
     "stem",
     "stems_match",
@@ -49,10 +48,13 @@ STOP_WORDS = frozenset(
     hi hello hey hiya thanks thank thx cheers bye goodbye ok okay yes yeah yep no nope sure
     great good fine cool nice well right alright
     want wants need needs know think may might must one ones thing things way
+    two three four five six seven eight nine ten eleven twelve dozen twenty thirty forty
+    fifty sixty seventy eighty ninety hundred thousand couple pair few several
+    same again more less other another both either neither
     """.split()
 )
 """English words that name nothing a tool could act on (function words, greetings, thanks,
-yes and no, and the verbs of any wish: "want", "need"). A visitor's message made
+yes and no, number words, and the verbs of any wish: "want", "need"). A visitor's message made
 only of these ("Hello! Who are you?", "Thanks, that is all.") asks for no tool."""
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
@@ -67,11 +69,13 @@ def words(text: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """``word`` without an English plural ending (Harman's S stemmer; see the module
-    docstring): ``cakes`` -> ``cake``, ``berries`` -> ``berry``, ``boxes`` -> ``boxe``
-    (still a match for ``box`` as its start), ``glass`` and ``bus`` unchanged."""
+    """``word`` without an English plural ending (Harman's S stemmer, and ``-es`` after a
+    sibilant; see the module docstring): ``cakes`` -> ``cake``, ``berries`` -> ``berry``,
+    ``boxes`` -> ``box``, ``dishes`` -> ``dish``, ``glass`` and ``bus`` unchanged."""
     if len(word) > 3 and word.endswith("ies") and not word.endswith(("eies", "aies")):
         return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("xes", "zes", "ches", "shes", "sses")):
+        return word[:-2]
     if len(word) > 3 and word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
         return word[:-1]
     if len(word) > 2 and word.endswith("s") and not word.endswith(("us", "ss")):
@@ -95,8 +99,3 @@ def stems_match(a: str, b: str) -> bool:
         return True
     short, long = (a, b) if len(a) <= len(b) else (b, a)
     return len(short) >= PREFIX_MIN and long.startswith(short)
-
-
-def any_match(stem_: str, others: Iterable[str]) -> bool:
-    """Whether ``stem_`` matches one of ``others`` (:func:`stems_match`)."""
-    return any(stems_match(stem_, other) for other in others)

@@ -35,6 +35,8 @@ export function elementSettings(host) {
     localModelUrl: pageURL(o.localModelUrl ?? attr('local-model-url')),
     localModelSha256: o.localModelSha256 ?? attr('local-model-sha256'),
     localModelSize: o.localModelSize ?? null,
+    localModelMatchTools: o.localModelMatchTools ?? null,
+    localModelGroundArguments: o.localModelGroundArguments ?? null,
     baseUrl: document.baseURI, // Python checks a URL given as relative against the page's scheme
     pageUrl: location.href, // Python keeps its origin and path only
     preApproved: o.preApproved ?? attr('pre-approved'),

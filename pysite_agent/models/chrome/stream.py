@@ -59,6 +59,11 @@ class AnswerStream:
         self._closed = False
         self._refused = False
 
+    @property
+    def closed(self) -> bool:
+        """Whether the answer's closing quote has been read."""
+        return self._closed
+
     def feed(self, chunk: str) -> str:
         if self._refused or self._closed:
             return ""
