@@ -552,7 +552,7 @@ def main() -> int:
         "--eval-set",
         action="append",
         choices=EVAL_SETS,
-        help="evals: only this set of examples/ (repeatable; default: both)",
+        help="evals: only this set of examples/ (repeatable; default: all of them)",
     )
     parser.add_argument("--batch", default="64,512", help="builds: n_batch values (default 64,512)")
     parser.add_argument(
