@@ -249,9 +249,10 @@ def reply_constraint(
 
     With the conversation's ``messages``, the reply may call only the tools the visitor's
     latest message names (``match_tools``: :func:`~pysite_agent.models.local_match.shortlist`;
-    none when it names nothing: an answer), and at level 0 the arguments are grounded in what
-    the visitor and the tools' results said (``ground_arguments``:
-    :mod:`~pysite_agent.models.local_grounding`). Without ``messages``, every tool, ungrounded.
+    none when it has no content words: an answer; every tool when it names none), and at
+    level 0 the arguments are grounded in what the visitor and the tools' results said
+    (``ground_arguments``: :mod:`~pysite_agent.models.local_grounding`). Without
+    ``messages``, every tool, ungrounded.
     """
     if messages is not None and match_tools:
         names = set(shortlist(messages, tools).names)
