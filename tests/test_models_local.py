@@ -907,3 +907,45 @@ def test_the_engines_reply_with_nan_arguments_is_an_invalid_call_and_deep_text_a
     with pytest.raises(SiteAgentError) as caught:
         _parse('{"answer": ' + "[" * 10_000 + "]" * 10_000 + "}")
     assert caught.value.code == "bad-reply" and "nested deeper than" in str(caught.value)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.one_of(hostile_text(200), st.sampled_from(["add \ud800 mugs", "\udc00", "a\ud83d"])))
+def test_every_text_sent_to_the_engine_is_well_formed(text: str) -> None:
+    """A lone surrogate (a visitor's message, the site's instructions, a tool's description or
+    result) reaches the engine as U+FFFD: wllama encodes the prompt as UTF-8 itself and a lone
+    surrogate broke it ("Invalid typed array length"), for this step and every later one that
+    still showed the message. The warm-up's prefix and the step's stay the same text."""
+    engine = FakeEngine([{"type": "answer", "text": "Sure."}] * 2)
+    model = local_model("/models/m.gguf", engine=engine)
+    tools = [tool("add_to_cart", SHOP_TOOLS[0]["inputSchema"], "Add " + text)]
+    instructions = "Shop " + text
+    assert run(model.warm(instructions, tools)) is True
+    messages = [
+        user_message(text),
+        tool_call_message("c1", "add_to_cart", {"product": text, "quantity": 1}),
+        tool_result_message("c1", "add_to_cart", "Added " + text),
+        user_message("and " + text),
+    ]
+    for step in (messages[:1], messages):
+        reply = run(model.respond(ModelRequest(instructions, step, tools)))
+        assert reply == {"type": "answer", "text": "Sure."}
+    assert engine.warms >= 1 and len(engine.requests) > engine.warms
+    for sent in engine.requests:
+        for s in _strings(sent):
+            s.encode("utf-8")  # raises on a lone surrogate
+    if "\ud800" in text:
+        prompt = engine.requests[-1]["messages"][-1]["content"]
+        assert "\ufffd" in prompt
+    warm_prefix = engine.requests[engine.warms - 1]["messages"][-1]["content"]
+    assert engine.requests[-1]["messages"][-1]["content"].startswith(warm_prefix)

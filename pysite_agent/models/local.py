@@ -79,6 +79,7 @@ from pysite_agent.core.errors import SiteAgentError
 from pysite_agent.core.history import Trim
 from pysite_agent.core.instructions import BUILT_IN_INSTRUCTIONS
 from pysite_agent.core.signals import AbortedError, AbortSignal
+from pysite_agent.core.text import well_formed_json
 from pysite_agent.core.types import Availability, ModelRequest
 from pysite_agent.core.wire import user_message
 from pysite_agent.models.chrome.prompt import build_prompt
@@ -239,6 +240,9 @@ class LocalModel:
 
     @staticmethod
     def _arg(engine: Any, value: Any) -> Any:
+        """``value`` for the engine, every text well formed: a lone surrogate (a visitor's
+        message, a tool's text) breaks wllama's tokenizer ("Invalid typed array length")."""
+        value = well_formed_json(value)
         return ffi.to_js(value) if ffi.is_js(engine) else ffi.plain_copy(value)
 
     async def _engine_now(self) -> Any:

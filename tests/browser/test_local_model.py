@@ -191,6 +191,33 @@ def test_download_then_add_two_mugs_ends_in_a_valid_call_or_an_answer(
         assert not calls or calls[0]["call"]["name"] != "checkout" or shop.cart_count() == 0
 
 
+def test_a_lone_surrogate_in_a_message_reaches_the_engine_well_formed(shop: Shop) -> None:
+    """The engine (wllama) encodes the prompt as UTF-8 itself: a message cut inside an emoji
+    broke it ("Invalid typed array length") for that step and every later one still showing
+    the message. Sent well formed (U+FFFD), the step ends and so does the next one."""
+    for expression in ("'add ' + String.fromCharCode(0xd800) + ' mugs'", "'add one mug'"):
+        shop.page.evaluate(
+            f"""() => {{
+                window.__asks ??= [];
+                const slot = {{ text: 'x' }};
+                window.__asks.push(slot);
+                {EL}.ask({expression}).then((r) => {{ slot.result = r; }},
+                                              (e) => {{ slot.error = String(e); }});
+            }}"""
+        )
+        shop.page.wait_for_function(
+            f"""() => {{
+                {EL}.shadowRoot.querySelector('.card button.deny')?.click();
+                const a = window.__asks.at(-1); return a.result || a.error;
+            }}""",
+            timeout=STEP_MS,
+            polling=500,
+        )
+        outcome = shop.last_ask()
+        assert "result" in outcome, outcome
+        assert outcome["result"]["status"] in ("answered", "max-steps"), outcome
+
+
 def test_the_time_limit_follows_the_model(shop: Shop) -> None:
     limits = shop.page.evaluate(
         f"""async () => {{
