@@ -453,3 +453,26 @@ def test_a_route_change_is_one_page_step_and_the_next_runs_start_there() -> None
         controller.close()
 
     run(main())
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t", "\u3000"])
+def test_an_empty_message_is_refused_and_nothing_reaches_the_model(text: str) -> None:
+    """``el.ask('')`` (or ``ask(undefined)``) is refused as the panel's input refuses it: no
+    run, no empty message in the conversation."""
+
+    async def main() -> None:
+        bridge = Bridge()
+        controller = create_controller(bridge)
+        await controller.configure(CONFIG, {"tools": shop_context()})
+        refused = json.loads(await controller.run(text, 1))
+        assert refused == {
+            "ok": False,
+            "error": {"code": "empty-message", "message": "Nothing to ask: the message is empty."},
+        }
+        assert bridge.events == [] and bridge.saved == []
+        assert json.loads(controller.state())["conversation"]["messages"] == []
+        later = json.loads(await controller.run("search mugs", 2))
+        assert later["ok"] and later["value"]["status"] == "answered"
+        controller.close()
+
+    asyncio.run(main())

@@ -276,9 +276,11 @@ class ElementController:
     def run(self, text: str, run_id: Any = None) -> Coroutine[Any, Any, str]:
         """Run the agent on ``text``; awaitable, ``envelope(RunResult JSON)``.
 
-        Fails with ``busy`` while a run or replay is in progress, ``config`` without an agent,
-        and ``aborted`` when :meth:`abort` or :meth:`reset` came after this call but before the
-        run started (the call is taken when it is made; its work starts in a later task).
+        Fails with ``empty-message`` for text that is empty or only white space (the panel's
+        input sends none), ``busy`` while a run or replay is in progress, ``config`` without an
+        agent, and ``aborted`` when :meth:`abort` or :meth:`reset` came after this call but
+        before the run started (the call is taken when it is made; its work starts in a later
+        task).
         Events go to ``bridge.emit`` as they happen (``done`` included), tagged with
         ``run_id`` (an integer the element chose; the controller picks one when it is not).
         After :meth:`reset` the next run may start while this one still ends.
@@ -288,6 +290,8 @@ class ElementController:
     async def _run_from(self, stops: int, text: str, run_id: Any) -> str:
         if stops != self._stops:
             return fail("aborted", "Stopped before the message was sent.")
+        if not str(text).strip():  # as the panel's own input: nothing typed, nothing sent
+            return fail("empty-message", "Nothing to ask: the message is empty.")
         if self._busy:
             return fail("busy", "A run is already in progress; wait for it or press Stop.")
         self._busy = True
