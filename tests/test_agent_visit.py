@@ -475,4 +475,4 @@ def test_an_empty_message_is_refused_and_nothing_reaches_the_model(text: str) ->
         assert later["ok"] and later["value"]["status"] == "answered"
         controller.close()
 
-    asyncio.run(main())
+    run(main())
