@@ -243,9 +243,16 @@ def test_rule7_max_steps_exhausted() -> None:
     events, result = run(ask(agent, "loop"))
     assert result.status == "max-steps"
     assert result.error is not None and result.error.code == "max-steps"
+    assert result.error.message == "No answer after 3 model turns."
     assert len(model.requests) == 3
     assert types(events)[-2:] == ["error", "done"]
     assert problems("trace-v1", result.trace) == []
+
+
+def test_rule7_one_turn_is_said_in_the_singular() -> None:
+    agent, _ = make(Shop(), [tool_call("search_products", {"query": "mug"})], max_steps=1)
+    _, result = run(ask(agent, "mugs"))
+    assert result.error is not None and result.error.message == "No answer after 1 model turn."
 
 
 def test_rule7_tool_timeout_becomes_error_result_and_visitor_time_does_not_count() -> None:

@@ -214,9 +214,8 @@ class AgentRun:
             answer = await self._loop(trace)
             status = "answered" if answer is not None else "max-steps"
             if answer is None:
-                error = SiteAgentError(
-                    "max-steps", f"No answer after {agent.max_steps} model turns."
-                )
+                turns = "1 model turn" if agent.max_steps == 1 else f"{agent.max_steps} model turns"
+                error = SiteAgentError("max-steps", f"No answer after {turns}.")
         except AbortedError:
             status = "aborted"
             error = SiteAgentError("aborted", "The run was aborted.")
