@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 from aio import run
 from generators import hostile_text, hostile_value, scalar
-from helpers import ask
+from helpers import Shop, ask
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -949,3 +949,55 @@ def test_every_text_sent_to_the_engine_is_well_formed(text: str) -> None:
         assert "\ufffd" in prompt
     warm_prefix = engine.requests[engine.warms - 1]["messages"][-1]["content"]
     assert engine.requests[-1]["messages"][-1]["content"].startswith(warm_prefix)
+
+
+# ------------------------------------------------------------------ answers with no word in them
+DENIED = [
+    user_message(FIRST),
+    tool_call_message("c1", "add_to_cart", {"product": "mug", "quantity": 2}),
+    tool_result_message("c1", "add_to_cart", "The visitor did not allow this call.", denied=True),
+]
+FAILED = [*DENIED[:2], tool_result_message("c1", "add_to_cart", "out of stock", is_error=True)]
+RAN = [*DENIED[:2], tool_result_message("c1", "add_to_cart", "2 mugs in the cart")]
+
+
+@pytest.mark.parametrize("text", ["...", "", " \n", "…", "?!", "--", '"."'])
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        (DENIED, "Not done: add_to_cart was not allowed."),
+        (FAILED, "That did not work: add_to_cart failed."),
+        (RAN, "Done: add_to_cart ran; its result is shown above."),
+        ([user_message("hello")], "I have no answer to that on this page."),
+    ],
+)
+def test_an_answer_with_no_word_is_said_plainly_from_the_last_message(
+    text: str, messages: list[dict[str, Any]], expected: str
+) -> None:
+    engine = FakeEngine([{"type": "answer", "text": text}])
+    model = local_model("/m.gguf", engine=engine)
+    reply = run(model.respond(ModelRequest(instructions="", messages=messages, tools=SHOP_TOOLS)))
+    assert reply == {"type": "answer", "text": expected}
+
+
+@pytest.mark.parametrize("text", ["Ok.", "8", "👍", "好的", "Ø"])
+def test_an_answer_with_a_word_a_number_or_a_symbol_is_kept(text: str) -> None:
+    engine = FakeEngine([{"type": "answer", "text": text}])
+    model = local_model("/m.gguf", engine=engine)
+    reply = run(model.respond(ModelRequest(instructions="", messages=DENIED, tools=SHOP_TOOLS)))
+    assert reply == {"type": "answer", "text": text}
+
+
+def test_after_a_denial_the_visitor_reads_what_was_not_done() -> None:
+    engine = FakeEngine(
+        [call("add_to_cart", product="mug", quantity=2), {"type": "answer", "text": "..."}]
+    )
+    shop = Shop()
+    agent = sa.create_site_agent(
+        model=local_model("/m.gguf", engine=engine), tools=shop.tools(), confirm=lambda r: False
+    )
+    events, result = run(ask(agent, FIRST))
+    assert shop.calls == []
+    assert result.status == "answered"
+    assert result.answer == "Not done: add_to_cart was not allowed."
+    assert [e.text for e in events if e.type == "answer"] == [result.answer]
