@@ -60,10 +60,8 @@ context window), ``IntegrityError`` (the file's size or sha256 is not the expect
 6. ``request.on_text`` receives answer text as it streams, only once the reply is known to be
    an answer (:class:`~pysite_agent.models.local_schema.LocalAnswerStream`), never tool-call JSON.
    ``request.signal`` aborts generation at once (the engine's ``signal``).
-7. An answer with no word in it (only punctuation or white space: SmolLM2-135M writes
-   ``"..."`` after a denied call) is replaced by the step's own plain answer, said from the
-   conversation's last message (:func:`wordless_answer`): the call the visitor denied, the
-   call that failed, or the call that ran.
+7. An answer with no word in it (SmolLM2-135M writes ``"..."`` after a denied call) becomes a
+   plain one (:func:`~pysite_agent.models.local_schema.with_words`).
 
 ``last_usage`` holds the latest step's ``{promptTokens, completionTokens, promptChars,
 seconds}`` (and, from the engine, ``firstTokenMs``, and from llama.cpp ``cachedTokens``,
@@ -75,7 +73,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -94,6 +91,7 @@ from pysite_agent.models.local_schema import (
     REPLY_FORMAT,
     LocalAnswerStream,
     reply_constraint,
+    with_words,
 )
 from pysite_agent.models.local_schema import read_reply as _parse
 from pysite_agent.models.local_warm import MARK, Warmer, prompt_fraction
@@ -499,11 +497,7 @@ class LocalModel:
         await self._warmer.wait(request.on_progress, request.signal)  # a warm-up goes first
         status = await self.status()
         state = status.get("state")
-        if (
-            STATES.get(state) in ("downloadable", "downloading")
-            if isinstance(state, str)
-            else False
-        ):
+        if isinstance(state, str) and STATES.get(state) in ("downloadable", "downloading"):
             raise SiteAgentError(
                 "model-download-required",
                 "The site's model must be downloaded to this device first; start it from a "
@@ -594,9 +588,7 @@ class LocalModel:
                 self._chars_per_token = max(1.0, prompt_chars / float(prompt_tokens))
             full = isinstance(completion, int) and completion >= self.max_reply_tokens
             reply = _parse(result.get("text"), self.max_reply_tokens if full else None)
-            if reply.get("type") == "answer" and not _has_words(reply.get("text")):
-                return {"type": "answer", "text": wordless_answer(request.messages)}
-            return reply
+            return with_words(reply, request.messages)
         raise SiteAgentError("model-error", "The site's model could not answer.")  # unreachable
 
     async def _chat(
@@ -642,34 +634,6 @@ class LocalModel:
         if not isinstance(value, Mapping):
             raise SiteAgentError("bad-reply", "The site's model engine returned no reply.")
         return dict(value)
-
-
-def _has_words(text: Any) -> bool:
-    """Whether ``text`` has a letter, a digit or a symbol such as an emoji (Unicode categories
-    L*, N* and So) rather than only punctuation and white space."""
-    return isinstance(text, str) and any(
-        unicodedata.category(ch)[0] in "LN" or unicodedata.category(ch) == "So" for ch in text
-    )
-
-
-def wordless_answer(messages: Sequence[Any]) -> str:
-    """The step's own answer when the model's had no word in it (step 7 of the module
-    docstring), from the conversation's last message (protocol v1 messages, any values).
-
-    Returns:
-        One sentence: the call the visitor denied, the call that failed, the call that ran
-        (its result is shown to the visitor), or, with no call, that there is no answer.
-    """
-    last = messages[-1] if messages else None
-    if isinstance(last, Mapping) and last.get("role") == "tool":
-        name = last.get("name")
-        what = name if isinstance(name, str) and name.strip() else "the action"
-        if last.get("denied") is True:
-            return f"Not done: {what} was not allowed."
-        if last.get("isError") is True:
-            return f"That did not work: {what} failed."
-        return f"Done: {what} ran; its result is shown above."
-    return "I have no answer to that on this page."
 
 
 def _mapped(exc: BaseException, signal: AbortSignal | None, what: str) -> BaseException:

@@ -46,6 +46,7 @@ invalid arguments.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -316,6 +317,38 @@ def read_reply(text: Any, limit: int | None = None) -> dict[str, Any]:
 
 _LOCAL_HEAD = re.compile(r'\s*\{\s*"answer"\s*:\s*"')
 _LOCAL_TEMPLATE = '{"answer":"'
+
+
+def _has_words(text: Any) -> bool:
+    """Whether ``text`` has a letter, a digit or a symbol such as an emoji (Unicode categories
+    L*, N* and So) rather than only punctuation and white space."""
+    return isinstance(text, str) and any(
+        unicodedata.category(ch)[0] in "LN" or unicodedata.category(ch) == "So" for ch in text
+    )
+
+
+def with_words(reply: dict[str, Any], messages: Sequence[Any]) -> dict[str, Any]:
+    """``reply``, or, when it is an answer with no word in it (only punctuation and white
+    space: SmolLM2-135M writes ``"..."`` after a denied call), a plain answer said from the
+    conversation's last message (protocol v1 messages, any values): the call the visitor
+    denied, the call that failed, the call that ran (its result is shown to the visitor), or,
+    with no call, that there is no answer."""
+    if reply.get("type") != "answer" or _has_words(reply.get("text")):
+        return reply
+    return {"type": "answer", "text": _plain_answer(messages)}
+
+
+def _plain_answer(messages: Sequence[Any]) -> str:
+    last = messages[-1] if messages else None
+    if isinstance(last, Mapping) and last.get("role") == "tool":
+        name = last.get("name")
+        what = name if isinstance(name, str) and name.strip() else "the action"
+        if last.get("denied") is True:
+            return f"Not done: {what} was not allowed."
+        if last.get("isError") is True:
+            return f"That did not work: {what} failed."
+        return f"Done: {what} ran; its result is shown above."
+    return "I have no answer to that on this page."
 
 
 class LocalAnswerStream:
