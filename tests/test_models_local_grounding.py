@@ -115,6 +115,27 @@ def test_a_free_string_is_a_span_and_nothing_else() -> None:
         assert not gbnf.allows(g, call(invented)), invented
 
 
+def test_a_span_that_starts_with_the_tools_own_verb_is_not_its_value() -> None:
+    heard = said([user_message("add one tote bag")])
+    assert "add one tote bag" in heard.spans  # said, and offered to other tools
+    assert heard.for_tool("add_to_cart").spans == ("tote", "tote bag", "bag")
+    g = grammar("add one tote bag")
+    assert gbnf.allows(g, call("tote bag", 1)) and not gbnf.allows(g, call("add one tote bag", 1))
+    search = {
+        "name": "searchProducts",
+        "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}},
+    }
+    g = grammar("search red mugs, add one tote bag", search)
+    query = '{"tool":"searchProducts","arguments":{"query":"%s"}}'
+    assert gbnf.allows(g, query % "red mugs") and gbnf.allows(g, query % "add one tote bag")
+    assert not gbnf.allows(g, query % "search red mugs")
+    # when every span starts with it, they all stay (the name may be the value: "Cart")
+    only = said([user_message("Cart")])
+    assert only.for_tool("add_to_cart") == only
+    heard = said([user_message("add mugs")])
+    assert heard.for_tool(None) == heard.for_tool("") == heard.for_tool("to") == heard
+
+
 def test_an_integer_is_a_number_said_within_the_range() -> None:
     g = grammar("Add two mugs, or 40, or 0")
     assert gbnf.allows(g, call("mugs", 2))
@@ -241,8 +262,10 @@ def test_every_span_of_any_text_can_be_written_and_the_grammar_is_ascii(
     g = reply_grammar(reply_schema([add_tool()]), heard)
     assert g.isascii()
     gbnf.parse(g)
-    if heard.spans:
-        span = heard.spans[pick % len(heard.spans)]
+    offered = heard.for_tool("add_to_cart").spans
+    assert set(offered) <= set(heard.spans) and bool(offered) == bool(heard.spans)
+    if offered:
+        span = offered[pick % len(offered)]
         numbers = heard.numbers_for({"minimum": 1, "maximum": 20}, "integer")
         written = call(span, numbers[0] if numbers else 7)  # none in range: any integer
         assert gbnf.allows(g, written), (span, g)

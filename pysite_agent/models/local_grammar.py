@@ -341,12 +341,15 @@ class _Writer:
             value = props.get(key, extra_schema)
             ground = depth <= 1 and key == "arguments" and "tool" in props and self._said
             before, self._grounding = self._grounding, bool(ground) or self._grounding
+            said = self._said
+            if ground and said is not None and isinstance(props["tool"], Mapping):
+                self._said = said.for_tool(props["tool"].get("const"))
             try:
                 value_rule = (
                     self.schema(value, depth + 1) if value is not False else self.use("value")
                 )
             finally:
-                self._grounding = before
+                self._grounding, self._said = before, said
             return self.name(f"{literal(compact_json(key) + ':')} {value_rule}")
 
         must = [k for k in props if k in required] + [k for k in required if k not in props]

@@ -24,6 +24,9 @@ conversation holds, gathered here by :func:`said`:
   in any case: "Are you open on Sunday?" leaves ``"sunday"`` of seven days), or all of them
   when it names none (an enum with values that are not strings stays whole).
 
+A span that starts with a word of the called tool's name ("add" of ``add_to_cart``) is not
+offered to that tool (:meth:`Said.for_tool`): it is the visitor's verb, not a value.
+
 Where the conversation holds no such value for an argument, the grammar allows any value of
 its type, as without grounding. Every visitor message shown and every result not denied is
 a source, the latest first (an earlier message's value can be chosen again: the card shows
@@ -156,6 +159,16 @@ class Said:
         if not out and usable and (kind == "number" or float(default or 0).is_integer()):
             out.append(int(default or 0) if kind == "integer" else (default or 0))
         return out
+
+    def for_tool(self, name: Any) -> Said:
+        """What a call of the tool ``name`` is grounded in: the spans without those that start
+        with a word of its name ("add one tote bag" for ``add_to_cart``, "search mugs" for
+        ``search_products``: the visitor's verb, not a value), unless that leaves none."""
+        verbs = {w for w in words(name) if w not in STOP_WORDS} if isinstance(name, str) else ()
+        if not verbs:
+            return self
+        spans = tuple(s for s in self.spans if (words(s) or [""])[0] not in verbs)
+        return Said(spans, self.numbers, self.words) if spans else self
 
     def spans_for(self, node: Mapping[str, Any]) -> list[str]:
         """The spans a free-text ``string`` schema ``node`` accepts (its lengths)."""
