@@ -965,10 +965,10 @@ RAN = [*DENIED[:2], tool_result_message("c1", "add_to_cart", "2 mugs in the cart
 @pytest.mark.parametrize(
     ("messages", "expected"),
     [
-        (DENIED, "Not done: add_to_cart was not allowed."),
-        (FAILED, "That did not work: add_to_cart failed."),
-        (RAN, "Done: add_to_cart ran; its result is shown above."),
-        ([user_message("hello")], "I have no answer to that on this page."),
+        (DENIED, "OK, I did not do that."),
+        (FAILED, "Sorry, that did not work."),
+        (RAN, "Done."),
+        ([user_message("hello")], "Sorry, I have no answer to that."),
     ],
 )
 def test_an_answer_with_no_word_is_said_plainly_from_the_last_message(
@@ -999,5 +999,6 @@ def test_after_a_denial_the_visitor_reads_what_was_not_done() -> None:
     events, result = run(ask(agent, FIRST))
     assert shop.calls == []
     assert result.status == "answered"
-    assert result.answer == "Not done: add_to_cart was not allowed."
+    assert result.answer == "OK, I did not do that."
+    assert [e.decision.allowed for e in events if e.type == "confirm-result"] == [False]
     assert [e.text for e in events if e.type == "answer"] == [result.answer]

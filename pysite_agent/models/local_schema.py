@@ -62,6 +62,7 @@ from pysite_agent.models.local_match import shortlist
 __all__ = [
     "DROPPED_KEYWORDS",
     "LAYOUT",
+    "PLAIN_ANSWERS",
     "REPEAT_PENALTY",
     "REPLY_FORMAT",
     "LocalAnswerStream",
@@ -71,6 +72,7 @@ __all__ = [
     "reply_constraint",
     "reply_schema",
     "to_protocol",
+    "with_words",
 ]
 
 REPLY_FORMAT = (
@@ -329,26 +331,33 @@ def _has_words(text: Any) -> bool:
 
 def with_words(reply: dict[str, Any], messages: Sequence[Any]) -> dict[str, Any]:
     """``reply``, or, when it is an answer with no word in it (only punctuation and white
-    space: SmolLM2-135M writes ``"..."`` after a denied call), a plain answer said from the
-    conversation's last message (protocol v1 messages, any values): the call the visitor
-    denied, the call that failed, the call that ran (its result is shown to the visitor), or,
-    with no call, that there is no answer."""
+    space: SmolLM2-135M writes ``"..."`` after a denied call), the plain answer of
+    :data:`PLAIN_ANSWERS` for the conversation's last message (protocol v1 messages, any
+    values)."""
     if reply.get("type") != "answer" or _has_words(reply.get("text")):
         return reply
     return {"type": "answer", "text": _plain_answer(messages)}
 
 
+PLAIN_ANSWERS: Mapping[str, str] = {
+    "denied": "OK, I did not do that.",
+    "failed": "Sorry, that did not work.",
+    "ran": "Done.",
+    "none": "Sorry, I have no answer to that.",
+}
+"""What :func:`with_words` answers, by the conversation's last message: a call the visitor
+denied, a call that failed, a call that ran, anything else. Short, and not the panel's own
+line for the call ("Not done: Add to cart was not allowed.", "Add to cart: done."), which
+the visitor already reads above the answer."""
+
+
 def _plain_answer(messages: Sequence[Any]) -> str:
     last = messages[-1] if messages else None
-    if isinstance(last, Mapping) and last.get("role") == "tool":
-        name = last.get("name")
-        what = name if isinstance(name, str) and name.strip() else "the action"
-        if last.get("denied") is True:
-            return f"Not done: {what} was not allowed."
-        if last.get("isError") is True:
-            return f"That did not work: {what} failed."
-        return f"Done: {what} ran; its result is shown above."
-    return "I have no answer to that on this page."
+    if not isinstance(last, Mapping) or last.get("role") != "tool":
+        return PLAIN_ANSWERS["none"]
+    if last.get("denied") is True:
+        return PLAIN_ANSWERS["denied"]
+    return PLAIN_ANSWERS["failed" if last.get("isError") is True else "ran"]
 
 
 class LocalAnswerStream:
