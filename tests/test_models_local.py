@@ -40,6 +40,7 @@ from pysite_agent.models.local_schema import (
     coarse_reply_schema,
     grammar_schema,
     reply_schema,
+    with_words,
 )
 from pysite_agent.models.local_warm import pieces, prompt_fraction
 
@@ -961,7 +962,7 @@ FAILED = [*DENIED[:2], tool_result_message("c1", "add_to_cart", "out of stock", 
 RAN = [*DENIED[:2], tool_result_message("c1", "add_to_cart", "2 mugs in the cart")]
 
 
-@pytest.mark.parametrize("text", ["...", "", " \n", "…", "?!", "--", '"."'])
+@pytest.mark.parametrize("text", ["...", "", " \n", "…", "?!", "--", '"."', "\u200b", "\ud800"])
 @pytest.mark.parametrize(
     ("messages", "expected"),
     [
@@ -980,7 +981,7 @@ def test_an_answer_with_no_word_is_said_plainly_from_the_last_message(
     assert reply == {"type": "answer", "text": expected}
 
 
-@pytest.mark.parametrize("text", ["Ok.", "8", "👍", "好的", "Ø"])
+@pytest.mark.parametrize("text", ["Ok.", "8", "👍", "好的", "Ø", "€", "∞", "→", "+"])
 def test_an_answer_with_a_word_a_number_or_a_symbol_is_kept(text: str) -> None:
     engine = FakeEngine([{"type": "answer", "text": text}])
     model = local_model("/m.gguf", engine=engine)
@@ -1002,3 +1003,25 @@ def test_after_a_denial_the_visitor_reads_what_was_not_done() -> None:
     assert result.answer == "OK, I did not do that."
     assert [e.decision.allowed for e in events if e.type == "confirm-result"] == [False]
     assert [e.text for e in events if e.type == "answer"] == [result.answer]
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ({"denied": "true", "isError": "true"}, "OK, I did not do that."),
+        ({"denied": 1}, "OK, I did not do that."),
+        ({"isError": "yes"}, "Sorry, that did not work."),
+        ({"denied": 0, "isError": None}, "Done."),
+    ],
+)
+def test_the_plain_answer_reads_a_tool_message_as_the_prompt_does(
+    flags: dict[str, Any], expected: str
+) -> None:
+    last = {"role": "tool", "toolCallId": "c1", "name": "add_to_cart", "content": "x", **flags}
+    assert with_words({"type": "answer", "text": "..."}, [*DENIED[:2], last])["text"] == expected
+
+
+@pytest.mark.parametrize("messages", [{}, {"a": 1}, "...", None, 7, iter([]), [None], [7]])
+def test_the_plain_answer_of_any_conversation_is_said_without_raising(messages: Any) -> None:
+    reply = with_words({"type": "answer", "text": ""}, messages)
+    assert reply == {"type": "answer", "text": "Sorry, I have no answer to that."}

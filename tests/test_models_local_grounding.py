@@ -118,7 +118,7 @@ def test_a_free_string_is_a_span_and_nothing_else() -> None:
 def test_a_span_that_starts_with_the_tools_own_verb_is_not_its_value() -> None:
     heard = said([user_message("add one tote bag")])
     assert "add one tote bag" in heard.spans  # said, and offered to other tools
-    assert heard.for_tool("add_to_cart").spans == ("tote", "tote bag", "bag")
+    assert heard.for_tool("add_to_cart").spans_for({}) == ["tote", "tote bag", "bag"]
     g = grammar("add one tote bag")
     assert gbnf.allows(g, call("tote bag", 1)) and not gbnf.allows(g, call("add one tote bag", 1))
     search = {
@@ -129,11 +129,48 @@ def test_a_span_that_starts_with_the_tools_own_verb_is_not_its_value() -> None:
     query = '{"tool":"searchProducts","arguments":{"query":"%s"}}'
     assert gbnf.allows(g, query % "red mugs") and gbnf.allows(g, query % "add one tote bag")
     assert not gbnf.allows(g, query % "search red mugs")
-    # when every span starts with it, they all stay (the name may be the value: "Cart")
-    only = said([user_message("Cart")])
-    assert only.for_tool("add_to_cart") == only
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "value"),
+    [
+        ("book_room", "Please book Room 101 for Friday", "Room 101"),  # a later word of the name
+        ("order_pizza", "order the Pizza Margherita", "Pizza Margherita"),
+        (
+            "add_comment",
+            'Add a comment: "Add more vegan options please"',
+            "Add more vegan options please",
+        ),
+        ("send_email", "Send an email: Send me the invoice please", "Send me the invoice please"),
+        ("add_to_cart", "Cart", "Cart"),  # every span starts with it: they all stay
+    ],
+)
+def test_the_tools_later_words_dictated_text_and_a_lone_span_stay_values(
+    name: str, text: str, value: str
+) -> None:
+    tool = {
+        "name": name,
+        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+    }
+    g = grammar(text, tool)
+    written = json.dumps({"tool": name, "arguments": {"text": value}}, separators=(",", ":"))
+    assert gbnf.allows(g, written)
+
+
+def test_when_no_span_without_the_verb_fits_the_argument_the_others_are_offered() -> None:
+    heard = said([user_message("add a pen")]).for_tool("add_to_cart")
+    assert heard.spans_for({}) == ["pen"]
+    assert heard.spans_for({"minLength": 4}) == ["add a pen"]  # never "any string" instead
+    g = reply_grammar(reply_schema([add_tool(minLength=4)]), said([user_message("add a pen")]))
+    assert gbnf.allows(g, call("add a pen", 1))
+    assert not gbnf.allows(g, call("<product name>", 1))
+
+
+def test_a_name_without_a_verb_filters_nothing() -> None:
     heard = said([user_message("add mugs")])
-    assert heard.for_tool(None) == heard.for_tool("") == heard.for_tool("to") == heard
+    for name in (None, "", "to_the", 7, "\ud800"):
+        assert heard.for_tool(name).spans_for({}) == list(heard.spans), name
+    assert heard.for_tool("add_to_cart").for_tool(None) == heard
 
 
 def test_an_integer_is_a_number_said_within_the_range() -> None:
@@ -262,7 +299,7 @@ def test_every_span_of_any_text_can_be_written_and_the_grammar_is_ascii(
     g = reply_grammar(reply_schema([add_tool()]), heard)
     assert g.isascii()
     gbnf.parse(g)
-    offered = heard.for_tool("add_to_cart").spans
+    offered = heard.for_tool("add_to_cart").spans_for({})
     assert set(offered) <= set(heard.spans) and bool(offered) == bool(heard.spans)
     if offered:
         span = offered[pick % len(offered)]

@@ -14,20 +14,25 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent
 
 
-def _suite_globs() -> tuple[str, ...]:
+def _suite() -> dict[str, str]:
+    """What the Pyodide lane writes into Pyodide: its test modules and their helpers."""
     spec = importlib.util.spec_from_file_location(
         "_suite", TESTS / "pyodide" / "test_core_suite.py"
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return tuple(module.SUITE_GLOBS)
+    files: dict[str, str] = module.suite_files(TESTS)
+    return {name: text for name, text in files.items() if name.endswith(".py")}
 
 
-def _asyncio_run_calls(path: Path) -> list[int]:
+def _asyncio_run_calls(text: str) -> list[int]:
+    """Lines that call ``asyncio.run`` (also as ``from asyncio import run [as x]``)."""
     lines = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if (
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom) and node.module == "asyncio":
+            lines.extend(node.lineno for alias in node.names if alias.name == "run")
+        elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and node.func.attr == "run"
@@ -39,7 +44,17 @@ def _asyncio_run_calls(path: Path) -> list[int]:
 
 
 def test_the_pyodide_suite_drives_coroutines_with_aio_run() -> None:
-    modules = sorted({p for pattern in _suite_globs() for p in TESTS.glob(pattern)})
-    assert len(modules) > 20, modules  # the globs still find the suite
-    found = {p.name: lines for p in modules if (lines := _asyncio_run_calls(p))}
+    files = _suite()
+    assert len(files) > 20 and "tests/aio.py" in files and "tests/helpers.py" in files
+    found = {name: lines for name, text in files.items() if (lines := _asyncio_run_calls(text))}
     assert found == {}, f"asyncio.run in modules run inside Pyodide (use aio.run): {found}"
+
+
+def test_the_check_finds_each_spelling() -> None:
+    for text in (
+        "import asyncio\nasyncio.run(main())",
+        "from asyncio import run\nrun(main())",
+        "from asyncio import sleep, run as go\ngo(main())",
+    ):
+        assert _asyncio_run_calls(text), text
+    assert _asyncio_run_calls("from aio import run\nrun(main())") == []

@@ -24,8 +24,9 @@ conversation holds, gathered here by :func:`said`:
   in any case: "Are you open on Sunday?" leaves ``"sunday"`` of seven days), or all of them
   when it names none (an enum with values that are not strings stays whole).
 
-A span that starts with a word of the called tool's name ("add" of ``add_to_cart``) is not
-offered to that tool (:meth:`Said.for_tool`): it is the visitor's verb, not a value.
+A span that starts with the first word of the called tool's name ("add" of ``add_to_cart``)
+is not offered to that tool (:attr:`Said.verb`): it is the visitor's verb, not a value; unless
+it was dictated, or every span that fits the argument does.
 
 Where the conversation holds no such value for an argument, the grammar allows any value of
 its type, as without grounding. Every visitor message shown and every result not denied is
@@ -44,6 +45,7 @@ that changes data.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import unicodedata
@@ -125,11 +127,17 @@ class Said:
             recent first, each once.
         numbers: the numbers said, ints where whole, most recent first, each once.
         words: every word said, casefolded (for string enums).
+        pieces: the dictated spans (quoted, or after a colon), offered whole.
+        verb: the first word of the called tool's name (:meth:`for_tool`): a span that starts
+            with it is not offered ("add one tote bag" for ``add_to_cart``: the visitor's
+            verb, not a value), unless dictated or every span fitting the argument does.
     """
 
     spans: tuple[str, ...] = ()
     numbers: tuple[int | float, ...] = ()
     words: frozenset[str] = frozenset()
+    pieces: frozenset[str] = frozenset()
+    verb: str | None = None
 
     def enum_values(self, values: Sequence[Any]) -> list[Any]:
         """The values of an all-string ``enum`` whose words were all said (none, or an enum
@@ -161,17 +169,15 @@ class Said:
         return out
 
     def for_tool(self, name: Any) -> Said:
-        """What a call of the tool ``name`` is grounded in: the spans without those that start
-        with a word of its name ("add one tote bag" for ``add_to_cart``, "search mugs" for
-        ``search_products``: the visitor's verb, not a value), unless that leaves none."""
-        verbs = {w for w in words(name) if w not in STOP_WORDS} if isinstance(name, str) else ()
-        if not verbs:
-            return self
-        spans = tuple(s for s in self.spans if (words(s) or [""])[0] not in verbs)
-        return Said(spans, self.numbers, self.words) if spans else self
+        """What a call of the tool ``name`` is grounded in: the same, with the first word of
+        its name as :attr:`verb` (none when that is a stop word or ``name`` no string)."""
+        parts = words(name) if isinstance(name, str) else []
+        verb = parts[0] if parts and parts[0] not in STOP_WORDS else None
+        return self if verb == self.verb else dataclasses.replace(self, verb=verb)
 
     def spans_for(self, node: Mapping[str, Any]) -> list[str]:
-        """The spans a free-text ``string`` schema ``node`` accepts (its lengths)."""
+        """The spans a free-text ``string`` schema ``node`` accepts (its lengths), without
+        those that start with :attr:`verb` unless dictated or all of them do."""
         low = node.get("minLength")
         high = node.get("maxLength")
         out = []
@@ -181,6 +187,9 @@ class Said:
             if isinstance(high, int) and not isinstance(high, bool) and len(span) > high:
                 continue
             out.append(span)
+        if self.verb is not None:
+            kept = [s for s in out if s in self.pieces or words(s)[:1] != [self.verb]]
+            return kept or out
         return out
 
 
@@ -240,9 +249,14 @@ def _trim(raw: str) -> str:
     return raw[start:end]
 
 
-def _add(out: dict[str, None], span: str, budget: list[int]) -> bool:
-    """Add ``span`` (and its singular); ``False`` once :data:`MAX_SPANS` or the characters
-    of :data:`MAX_SPAN_CHARS` are used up."""
+def _add(
+    out: dict[str, None], span: str, budget: list[int], pieces: set[str] | None = None
+) -> bool:
+    """Add ``span`` (and its singular; to ``pieces`` too when given, as dictated text);
+    ``False`` once :data:`MAX_SPANS` or the characters of :data:`MAX_SPAN_CHARS` are used
+    up."""
+    if pieces is not None:
+        pieces.add(span)
     for value in dict.fromkeys((span, _singular(span))):
         if value not in out:
             if len(out) >= MAX_SPANS or budget[0] < len(value):
@@ -252,21 +266,21 @@ def _add(out: dict[str, None], span: str, budget: list[int]) -> bool:
     return True
 
 
-def _spans(text: str, out: dict[str, None], budget: list[int]) -> None:
+def _spans(text: str, out: dict[str, None], budget: list[int], pieces: set[str]) -> None:
     for line in text.splitlines():
-        if not _line_spans(line, out, budget):
+        if not _line_spans(line, out, budget, pieces):
             return
 
 
-def _line_spans(line: str, out: dict[str, None], budget: list[int]) -> bool:
+def _line_spans(line: str, out: dict[str, None], budget: list[int], pieces: set[str]) -> bool:
     # Dictated text first: in quotes, or after a colon, as written (up to MAX_PIECE_CHARS).
     for match in _QUOTED.finditer(line):
         piece = _trim(match.group(1))
-        if piece and len(piece) <= MAX_PIECE_CHARS and not _add(out, piece, budget):
+        if piece and len(piece) <= MAX_PIECE_CHARS and not _add(out, piece, budget, pieces):
             return False
     head, colon, rest = line.partition(":")
     piece = _trim(rest.split(" — ")[0]) if colon and head.strip() else ""
-    if piece and len(piece) <= MAX_PIECE_CHARS and not _add(out, piece, budget):
+    if piece and len(piece) <= MAX_PIECE_CHARS and not _add(out, piece, budget, pieces):
         return False
     tokens: list[tuple[str, bool, bool] | None] = []  # (core, is stop word, ends a sentence)
     for match in _TOKEN.finditer(line):
@@ -370,11 +384,14 @@ def said(messages: Sequence[Mapping[str, Any]]) -> Said:
     spans: dict[str, None] = {}
     numbers: dict[int | float, None] = {}
     seen: set[str] = set()
+    pieces: set[str] = set()
     budget = [MAX_SPAN_CHARS]
     for text in _sources(messages):
         if len(spans) < MAX_SPANS:
-            _spans(text, spans, budget)
+            _spans(text, spans, budget, pieces)
         if len(numbers) < MAX_NUMBERS:
             _numbers(text, numbers)
         seen.update(words(text))
-    return Said(tuple(spans)[:MAX_SPANS], tuple(numbers)[:MAX_NUMBERS], frozenset(seen))
+    kept = tuple(spans)[:MAX_SPANS]
+    dictated = frozenset(p for p in pieces if p in spans)
+    return Said(kept, tuple(numbers)[:MAX_NUMBERS], frozenset(seen), dictated)

@@ -322,14 +322,12 @@ _LOCAL_TEMPLATE = '{"answer":"'
 
 
 def _has_words(text: Any) -> bool:
-    """Whether ``text`` has a letter, a digit or a symbol such as an emoji (Unicode categories
-    L*, N* and So) rather than only punctuation and white space."""
-    return isinstance(text, str) and any(
-        unicodedata.category(ch)[0] in "LN" or unicodedata.category(ch) == "So" for ch in text
-    )
+    """Whether ``text`` has a letter, a digit or a symbol (Unicode categories L*, N* and S*:
+    "8", "€", "👍") rather than only punctuation, white space and invisible characters."""
+    return isinstance(text, str) and any(unicodedata.category(ch)[0] in "LNS" for ch in text)
 
 
-def with_words(reply: dict[str, Any], messages: Sequence[Any]) -> dict[str, Any]:
+def with_words(reply: dict[str, Any], messages: Any) -> dict[str, Any]:
     """``reply``, or, when it is an answer with no word in it (only punctuation and white
     space: SmolLM2-135M writes ``"..."`` after a denied call), the plain answer of
     :data:`PLAIN_ANSWERS` for the conversation's last message (protocol v1 messages, any
@@ -351,13 +349,14 @@ line for the call ("Not done: Add to cart was not allowed.", "Add to cart: done.
 the visitor already reads above the answer."""
 
 
-def _plain_answer(messages: Sequence[Any]) -> str:
-    last = messages[-1] if messages else None
+def _plain_answer(messages: Any) -> str:
+    listed = isinstance(messages, Sequence) and not isinstance(messages, str)
+    last = messages[-1] if listed and messages else None
     if not isinstance(last, Mapping) or last.get("role") != "tool":
         return PLAIN_ANSWERS["none"]
-    if last.get("denied") is True:
+    if last.get("denied"):  # as the prompt reads it (chrome.prompt): any true value
         return PLAIN_ANSWERS["denied"]
-    return PLAIN_ANSWERS["failed" if last.get("isError") is True else "ran"]
+    return PLAIN_ANSWERS["failed" if last.get("isError") else "ran"]
 
 
 class LocalAnswerStream:
