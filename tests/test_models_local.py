@@ -968,7 +968,10 @@ RAN = [*DENIED[:2], tool_result_message("c1", "add_to_cart", "2 mugs in the cart
     [
         (DENIED, "OK, I did not do that."),
         (FAILED, "Sorry, that did not work."),
-        (RAN, "Done."),
+        (RAN, "2 mugs in the cart"),  # the page's own words
+        ([*RAN[:2], {**RAN[2], "untrusted": True}], "Done."),  # never untrusted text
+        ([*RAN[:2], {**RAN[2], "content": " ... "}], "Done."),
+        ([*RAN[:2], {**RAN[2], "content": "x" * 700}], "x" * 599 + "…"),
         ([user_message("hello")], "Sorry, I have no answer to that."),
     ],
 )
@@ -1011,7 +1014,7 @@ def test_after_a_denial_the_visitor_reads_what_was_not_done() -> None:
         ({"denied": "true", "isError": "true"}, "OK, I did not do that."),
         ({"denied": 1}, "OK, I did not do that."),
         ({"isError": "yes"}, "Sorry, that did not work."),
-        ({"denied": 0, "isError": None}, "Done."),
+        ({"denied": 0, "isError": None}, "x"),
     ],
 )
 def test_the_plain_answer_reads_a_tool_message_as_the_prompt_does(

@@ -63,6 +63,7 @@ __all__ = [
     "DROPPED_KEYWORDS",
     "LAYOUT",
     "PLAIN_ANSWERS",
+    "QUOTED_RESULT_CHARS",
     "REPEAT_PENALTY",
     "REPLY_FORMAT",
     "LocalAnswerStream",
@@ -344,9 +345,13 @@ PLAIN_ANSWERS: Mapping[str, str] = {
     "none": "Sorry, I have no answer to that.",
 }
 """What :func:`with_words` answers, by the conversation's last message: a call the visitor
-denied, a call that failed, a call that ran, anything else. Short, and not the panel's own
-line for the call ("Not done: Add to cart was not allowed.", "Add to cart: done."), which
-the visitor already reads above the answer."""
+denied, a call that failed, a call that ran (its result instead when it is text the page
+vouches for: not marked untrusted, up to :data:`QUOTED_RESULT_CHARS`), anything else. Short,
+and not the panel's own line for the call ("Not done: Add to cart was not allowed.", "Add
+to cart: done."), which the visitor already reads above the answer."""
+
+QUOTED_RESULT_CHARS = 600
+"""The most characters of a tool's result a plain answer quotes (longer ones end in "…")."""
 
 
 def _plain_answer(messages: Any) -> str:
@@ -356,7 +361,15 @@ def _plain_answer(messages: Any) -> str:
         return PLAIN_ANSWERS["none"]
     if last.get("denied"):  # as the prompt reads it (chrome.prompt): any true value
         return PLAIN_ANSWERS["denied"]
-    return PLAIN_ANSWERS["failed" if last.get("isError") else "ran"]
+    if last.get("isError"):
+        return PLAIN_ANSWERS["failed"]
+    result = last.get("content")
+    if last.get("untrusted") or not isinstance(result, str) or not _has_words(result):
+        return PLAIN_ANSWERS["ran"]  # untrusted text never becomes the assistant's words
+    result = result.strip()
+    if len(result) > QUOTED_RESULT_CHARS:
+        result = result[: QUOTED_RESULT_CHARS - 1].rstrip() + "…"
+    return result
 
 
 class LocalAnswerStream:
