@@ -183,6 +183,8 @@ const native = hasNativeModelContext();
 document.getElementById('webmcp-mode').textContent = native
   ? 'Tools: this browser’s own WebMCP (document.modelContext).'
   : 'Tools: the page-local WebMCP shim (this browser has no WebMCP; only this page’s assistant sees the tools).';
+// The proxy hint names the origin this page is served from (demo --port).
+document.getElementById('page-origin').textContent = location.origin;
 // Form tools work natively and on the shim alike.
 document.getElementById('feedback-mode').textContent = 'The assistant can fill this form; you still click Send.';
 document.documentElement.dataset.webmcp = native ? 'native' : 'shim';

@@ -688,3 +688,13 @@ def test_the_cart_stays_in_view_on_a_laptop_and_after_closing_on_a_phone(
     finally:
         page.set_viewport_size(size)
         page.evaluate("window.scrollTo(0, 0)")
+
+
+def test_the_proxy_hint_names_the_origin_the_page_is_served_from(fresh: Shop) -> None:
+    """The settings' proxy command allows this page's own origin, whatever the demo's port."""
+    shown, origin = fresh.page.evaluate(
+        "() => [document.getElementById('page-origin').textContent, location.origin]"
+    )
+    assert shown == origin and origin.rsplit(":", 1)[-1] != "5180"
+    hint = fresh.page.locator(".settings .hint code").first.inner_text()
+    assert f"--allowed-origin {origin}" in hint
