@@ -1028,3 +1028,13 @@ def test_the_plain_answer_reads_a_tool_message_as_the_prompt_does(
 def test_the_plain_answer_of_any_conversation_is_said_without_raising(messages: Any) -> None:
     reply = with_words({"type": "answer", "text": ""}, messages)
     assert reply == {"type": "answer", "text": "Sorry, I have no answer to that."}
+
+
+@settings(max_examples=150)
+@given(st.one_of(hostile_text(), hostile_value), hostile_value)
+def test_any_answer_and_any_conversation_give_an_answer_with_words(
+    text: Any, messages: Any
+) -> None:
+    reply = with_words({"type": "answer", "text": text}, messages)
+    assert reply["type"] == "answer" and isinstance(reply["text"], str)
+    assert reply["text"] == text or reply["text"].strip()

@@ -351,3 +351,23 @@ def test_dates_times_and_ids_have_their_shape_and_the_ones_said_are_offered() ->
     assert not gbnf.allows(said_it, book("2025-07-15", "2025-07-14T18:30Z"))
     unsaid = grammar("Book it for next Friday evening", tool)  # no date said: any date
     assert gbnf.allows(unsaid, book("2025-07-18", "2025-07-18T19:00"))
+
+
+@settings(max_examples=100)
+@given(hostile_text(), hostile_text())
+def test_any_tool_name_keeps_the_grammar_readable_and_offers_what_it_lists(
+    name: str, text: str
+) -> None:
+    tool = {
+        "name": name,
+        "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+    }
+    heard = said([user_message(text)])
+    g = reply_grammar(reply_schema([tool]), heard)
+    assert g.isascii()
+    gbnf.parse(g)
+    offered = heard.for_tool(name).spans_for({})
+    assert set(offered) <= set(heard.spans) and bool(offered) == bool(heard.spans)
+    if offered and name:
+        written = '{"tool":' + compact_json(name) + ',"arguments":{"q":' + compact_json(offered[0])
+        assert gbnf.allows(g, written + "}}")
