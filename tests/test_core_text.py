@@ -19,7 +19,7 @@ from generators import (
 from hypothesis import given, settings
 from test_core_trace_view import a_trace
 
-from pysite_agent.core.text import REPLACEMENT, well_formed, well_formed_json
+from pysite_agent.core.text import REPLACEMENT, shortened, well_formed, well_formed_json
 
 
 @settings(max_examples=200)
@@ -91,3 +91,20 @@ def test_trace_show_and_check_a_trace_holding_lone_surrogates(
     assert f"cut {REPLACEMENT} emoji" in html
     assert main(["trace", "show", str(trace_file)]) == 0
     assert REPLACEMENT in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"),
+    [
+        ("  abc  ", 3, "abc"),
+        ("abcd", 3, "ab…"),
+        ("ab  cd", 4, "ab…"),  # no blank before the ellipsis
+        ("abcd", 1, "…"),
+        ("\ud800x", 5, "\ud800x"),  # the text is quoted as it is
+    ],
+)
+def test_shortened_keeps_the_limit_and_ends_a_cut_in_an_ellipsis(
+    text: str, limit: int, expected: str
+) -> None:
+    assert shortened(text, limit) == expected
+    assert len(shortened(text * 50, limit)) <= limit

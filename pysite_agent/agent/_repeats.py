@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pysite_agent.core.errors import SiteAgentError
+from pysite_agent.core.text import shortened
 from pysite_agent.core.types import canonical_json
 
 MAX_IDENTICAL_CALLS = 2
@@ -76,10 +77,7 @@ class Done:
         an untrusted result, which must not become the assistant's words) a pointer to it."""
         if self.untrusted or not self.text.strip():
             return f"Done: {self.name} ran once; its result is shown above."
-        text = self.text.strip()
-        if len(text) > ANSWER_MAX_CHARS:
-            text = text[: ANSWER_MAX_CHARS - 1].rstrip() + "…"
-        return f"Done ({self.name}): {text}"
+        return f"Done ({self.name}): {shortened(self.text, ANSWER_MAX_CHARS)}"
 
 
 class JustDone:

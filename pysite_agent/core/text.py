@@ -74,3 +74,12 @@ def map_strings(value: Any, change: Callable[[str], str]) -> Any:
             parent[key] = copy_list
             stack.extend((copy_list, i) for i in range(len(copy_list)))
     return root[0]
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` stripped, and when longer than ``limit`` characters (``limit`` >= 1) cut to
+    ``limit`` ending in "…": how the run quotes a tool's result as an answer."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"

@@ -51,6 +51,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pysite_agent.core.errors import SiteAgentError
+from pysite_agent.core.text import shortened
 from pysite_agent.core.wire import load_reply_text, parse_reply
 from pysite_agent.models.chrome.prompt import PromptLayout
 from pysite_agent.models.chrome.schema import constraint_schema
@@ -366,10 +367,7 @@ def _plain_answer(messages: Any) -> str:
     result = last.get("content")
     if last.get("untrusted") or not isinstance(result, str) or not _has_words(result):
         return PLAIN_ANSWERS["ran"]  # untrusted text never becomes the assistant's words
-    result = result.strip()
-    if len(result) > QUOTED_RESULT_CHARS:
-        result = result[: QUOTED_RESULT_CHARS - 1].rstrip() + "…"
-    return result
+    return shortened(result, QUOTED_RESULT_CHARS)
 
 
 class LocalAnswerStream:
